@@ -1,0 +1,395 @@
+import type {
+  AttemptResult,
+  ClaimRequest,
+  DeliveryFilter,
+  DeliveryRepository,
+  EndpointFilter,
+  EndpointPatch,
+  EndpointRepository,
+  EventRepository,
+  IdempotencyRecord,
+  IdempotencyRepository,
+  LeasedDelivery,
+  Page,
+  PageRequest,
+  Repositories,
+  Scope,
+  StoredEvent,
+  TokenRecord,
+  TokenRepository,
+} from "../../app/ports.ts";
+import type { Delivery } from "../../domain/delivery.ts";
+import type { DisabledReason, Endpoint } from "../../domain/endpoint.ts";
+import type { EventType } from "../../domain/event-catalog.ts";
+import { pageOf } from "./paging.ts";
+
+const inScope = (s: Scope, r: Scope) => r.tenantId === s.tenantId && r.projectId === s.projectId;
+// Records are copied in and out, so callers cannot change stored state by holding a reference.
+const copy = <T>(v: T): T => structuredClone(v);
+
+class MemoryEndpoints implements EndpointRepository {
+  readonly rows = new Map<string, Endpoint>();
+
+  async insert(endpoint: Endpoint): Promise<void> {
+    if (this.rows.has(endpoint.id)) throw new Error(`duplicate endpoint id ${endpoint.id}`);
+    this.rows.set(endpoint.id, copy(endpoint));
+  }
+
+  async get(scope: Scope, id: string): Promise<Endpoint | null> {
+    const e = this.rows.get(id);
+    return e && inScope(scope, e) ? copy(e) : null;
+  }
+
+  async getMany(ids: readonly string[]): Promise<Endpoint[]> {
+    return ids.flatMap((id) => {
+      const e = this.rows.get(id);
+      return e ? [copy(e)] : [];
+    });
+  }
+
+  async list(scope: Scope, filter: EndpointFilter, page: PageRequest): Promise<Page<Endpoint>> {
+    const items = [...this.rows.values()].filter(
+      (e) =>
+        inScope(scope, e) &&
+        (filter.enabled === undefined || e.enabled === filter.enabled) &&
+        (filter.event === undefined || e.events.includes(filter.event)),
+    );
+    const p = pageOf(items, page);
+    return { data: p.data.map(copy), next: p.next };
+  }
+
+  async listSubscribed(scope: Scope, type: EventType): Promise<Endpoint[]> {
+    return [...this.rows.values()].filter((e) => inScope(scope, e) && e.events.includes(type)).map(copy);
+  }
+
+  async update(scope: Scope, id: string, patch: EndpointPatch): Promise<Endpoint | null> {
+    const e = this.rows.get(id);
+    if (!e || !inScope(scope, e)) return null;
+    const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+    const next = { ...e, ...copy(defined) } as Endpoint;
+    this.rows.set(id, next);
+    return copy(next);
+  }
+
+  async delete(scope: Scope, id: string): Promise<boolean> {
+    const e = this.rows.get(id);
+    if (!e || !inScope(scope, e)) return false;
+    return this.rows.delete(id);
+  }
+
+  async markSucceeded(ids: readonly string[]): Promise<void> {
+    for (const id of ids) {
+      const e = this.rows.get(id);
+      if (e) e.failingSince = null;
+    }
+  }
+
+  async markFailing(ids: readonly string[], at: Date): Promise<void> {
+    for (const id of ids) {
+      const e = this.rows.get(id);
+      if (e && e.failingSince === null) e.failingSince = new Date(at);
+    }
+  }
+
+  async listFailingSince(before: Date, limit: number): Promise<Endpoint[]> {
+    return [...this.rows.values()]
+      .filter((e) => e.enabled && e.failingSince !== null && e.failingSince.getTime() <= before.getTime())
+      .slice(0, limit)
+      .map(copy);
+  }
+
+  async disable(id: string, reason: DisabledReason, at: Date): Promise<boolean> {
+    const e = this.rows.get(id);
+    if (!e?.enabled) return false;
+    e.enabled = false;
+    e.disabledReason = reason;
+    e.updatedAt = new Date(at);
+    return true;
+  }
+}
+
+class MemoryEvents implements EventRepository {
+  readonly rows = new Map<string, StoredEvent>();
+
+  async insert(event: StoredEvent): Promise<boolean> {
+    if (this.rows.has(event.id)) return false;
+    this.rows.set(event.id, copy(event));
+    return true;
+  }
+
+  async get(scope: Scope, id: string): Promise<StoredEvent | null> {
+    const e = this.rows.get(id);
+    return e && inScope(scope, e) ? copy(e) : null;
+  }
+
+  async getMany(ids: readonly string[]): Promise<StoredEvent[]> {
+    return ids.flatMap((id) => {
+      const e = this.rows.get(id);
+      return e ? [copy(e)] : [];
+    });
+  }
+
+  async markFannedOut(ids: readonly string[]): Promise<void> {
+    for (const id of ids) {
+      const e = this.rows.get(id);
+      if (e) e.fanoutPending = false;
+    }
+  }
+
+  async listFanoutPending(before: Date, limit: number): Promise<StoredEvent[]> {
+    return [...this.rows.values()]
+      .filter((e) => e.fanoutPending && e.createdAt.getTime() <= before.getTime())
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+      .slice(0, limit)
+      .map(copy);
+  }
+
+  async listCreatedBetween(
+    scope: Scope,
+    since: Date,
+    until: Date,
+    limit: number,
+    after?: string,
+  ): Promise<StoredEvent[]> {
+    return [...this.rows.values()]
+      .filter(
+        (e) =>
+          inScope(scope, e) &&
+          e.createdAt.getTime() >= since.getTime() &&
+          e.createdAt.getTime() < until.getTime(),
+      )
+      .sort(
+        (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+      )
+      .filter((e, _i, all) => {
+        if (after === undefined) return true;
+        const pivot = all.find((x) => x.id === after);
+        if (!pivot) return true;
+        const t = e.createdAt.getTime() - pivot.createdAt.getTime();
+        return t > 0 || (t === 0 && e.id > pivot.id);
+      })
+      .slice(0, limit)
+      .map(copy);
+  }
+
+  async deleteCreatedBefore(before: Date): Promise<number> {
+    let n = 0;
+    for (const [id, e] of this.rows) {
+      if (e.createdAt.getTime() < before.getTime()) {
+        this.rows.delete(id);
+        n++;
+      }
+    }
+    return n;
+  }
+}
+
+interface DeliveryRow extends Delivery {
+  leaseOwner: string | null;
+  leaseExpiresAt: Date;
+}
+
+const EPOCH = new Date(0);
+
+class MemoryDeliveries implements DeliveryRepository {
+  readonly rows = new Map<string, DeliveryRow>();
+
+  private static strip(row: DeliveryRow): Delivery {
+    const { leaseOwner: _o, leaseExpiresAt: _e, ...d } = row;
+    return copy(d);
+  }
+
+  async insertMany(deliveries: readonly Delivery[]): Promise<void> {
+    for (const d of deliveries) {
+      if (this.rows.has(d.id)) continue;
+      this.rows.set(d.id, { ...copy(d), leaseOwner: null, leaseExpiresAt: EPOCH });
+    }
+  }
+
+  async get(scope: Scope, id: string): Promise<Delivery | null> {
+    const d = this.rows.get(id);
+    return d && inScope(scope, d) ? MemoryDeliveries.strip(d) : null;
+  }
+
+  async list(scope: Scope, webhookId: string, f: DeliveryFilter, page: PageRequest): Promise<Page<Delivery>> {
+    const items = [...this.rows.values()].filter(
+      (d) =>
+        inScope(scope, d) &&
+        d.webhookId === webhookId &&
+        (f.status === undefined || d.status === f.status) &&
+        (f.eventType === undefined || d.eventType === f.eventType) &&
+        (f.eventId === undefined || d.eventId === f.eventId) &&
+        (f.since === undefined || d.createdAt.getTime() >= f.since.getTime()) &&
+        (f.until === undefined || d.createdAt.getTime() < f.until.getTime()),
+    );
+    const p = pageOf(items, page);
+    return { data: p.data.map(MemoryDeliveries.strip), next: p.next };
+  }
+
+  async maxAttempts(pairs: readonly { eventId: string; webhookId: string }[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const wanted = new Set(pairs.map((p) => `${p.eventId}/${p.webhookId}`));
+    for (const key of wanted) out.set(key, 0);
+    for (const d of this.rows.values()) {
+      const key = `${d.eventId}/${d.webhookId}`;
+      if (wanted.has(key)) out.set(key, Math.max(out.get(key) ?? 0, d.attempt));
+    }
+    return out;
+  }
+
+  async cancelPending(webhookId: string, at: Date): Promise<number> {
+    let n = 0;
+    for (const d of this.rows.values()) {
+      if (d.webhookId === webhookId && d.status === "pending") {
+        d.status = "cancelled";
+        d.attemptedAt = null;
+        d.nextAttemptAt = null;
+        d.leaseOwner = null;
+        d.leaseExpiresAt = EPOCH;
+        void at;
+        n++;
+      }
+    }
+    return n;
+  }
+
+  async claimDue(r: ClaimRequest): Promise<LeasedDelivery[]> {
+    const excluded = new Set(r.excludeWebhookIds);
+    const due = [...this.rows.values()]
+      .filter(
+        (d) =>
+          d.status === "pending" &&
+          d.scheduledAt.getTime() <= r.now.getTime() &&
+          d.leaseExpiresAt.getTime() <= r.now.getTime() &&
+          !excluded.has(d.webhookId),
+      )
+      .sort((a, b) => a.scheduledAt.getTime() - b.scheduledAt.getTime())
+      .slice(0, r.limit);
+    const expires = new Date(r.now.getTime() + r.leaseMs);
+    return due.map((d) => {
+      d.leaseOwner = r.owner;
+      d.leaseExpiresAt = expires;
+      return { ...MemoryDeliveries.strip(d), leaseOwner: r.owner, leaseExpiresAt: new Date(expires) };
+    });
+  }
+
+  async complete(results: readonly AttemptResult[]): Promise<void> {
+    await this.insertMany(results.flatMap((r) => (r.next ? [r.next] : [])));
+    for (const r of results) {
+      const d = this.rows.get(r.id);
+      if (d?.status !== "pending" || d.leaseOwner !== r.leaseOwner) continue;
+      Object.assign(d, {
+        status: r.status,
+        responseStatus: r.responseStatus,
+        responseBody: r.responseBody,
+        error: r.error,
+        durationMs: r.durationMs,
+        attemptedAt: r.attemptedAt ? new Date(r.attemptedAt) : null,
+        nextAttemptAt: r.nextAttemptAt ? new Date(r.nextAttemptAt) : null,
+        leaseOwner: null,
+        leaseExpiresAt: EPOCH,
+      });
+    }
+  }
+
+  async release(owner: string, ids: readonly string[]): Promise<void> {
+    for (const id of ids) {
+      const d = this.rows.get(id);
+      if (d && d.status === "pending" && d.leaseOwner === owner) {
+        d.leaseOwner = null;
+        d.leaseExpiresAt = EPOCH;
+      }
+    }
+  }
+
+  async dueStats(now: Date): Promise<{ count: number; oldestScheduledAt: Date | null }> {
+    let count = 0;
+    let oldest: Date | null = null;
+    for (const d of this.rows.values()) {
+      if (d.status !== "pending" || d.scheduledAt.getTime() > now.getTime()) continue;
+      count++;
+      if (!oldest || d.scheduledAt.getTime() < oldest.getTime()) oldest = d.scheduledAt;
+    }
+    return { count, oldestScheduledAt: oldest ? new Date(oldest) : null };
+  }
+
+  async nextDueAt(): Promise<Date | null> {
+    let next: Date | null = null;
+    for (const d of this.rows.values()) {
+      if (d.status === "pending" && (!next || d.scheduledAt.getTime() < next.getTime())) next = d.scheduledAt;
+    }
+    return next ? new Date(next) : null;
+  }
+
+  async deleteCreatedBefore(before: Date): Promise<number> {
+    let n = 0;
+    for (const [id, d] of this.rows) {
+      if (d.createdAt.getTime() < before.getTime() && d.status !== "pending") {
+        this.rows.delete(id);
+        n++;
+      }
+    }
+    return n;
+  }
+}
+
+class MemoryTokens implements TokenRepository {
+  readonly rows = new Map<string, TokenRecord>();
+
+  async insert(token: TokenRecord): Promise<void> {
+    this.rows.set(token.id, copy(token));
+  }
+
+  async findByHash(hash: string): Promise<TokenRecord | null> {
+    for (const t of this.rows.values()) if (t.hash === hash) return copy(t);
+    return null;
+  }
+
+  async list(): Promise<TokenRecord[]> {
+    return [...this.rows.values()].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()).map(copy);
+  }
+
+  async revoke(id: string, at: Date): Promise<boolean> {
+    const t = this.rows.get(id);
+    if (!t || t.revokedAt) return false;
+    t.revokedAt = new Date(at);
+    return true;
+  }
+
+  async count(): Promise<number> {
+    return this.rows.size;
+  }
+}
+
+class MemoryIdempotency implements IdempotencyRepository {
+  readonly rows = new Map<string, IdempotencyRecord>();
+
+  async reserve(record: IdempotencyRecord, notBefore: Date): Promise<IdempotencyRecord> {
+    const held = this.rows.get(record.scopeKey);
+    if (held && held.createdAt.getTime() >= notBefore.getTime()) return copy(held);
+    this.rows.set(record.scopeKey, copy(record));
+    return copy(record);
+  }
+}
+
+/** In-memory repositories: the twin of the MongoDB adapter, for tests and the benchmark. */
+export function createMemoryRepositories(): Repositories & {
+  endpoints: MemoryEndpoints;
+  events: MemoryEvents;
+  deliveries: MemoryDeliveries;
+} {
+  let down = false;
+  return {
+    endpoints: new MemoryEndpoints(),
+    events: new MemoryEvents(),
+    deliveries: new MemoryDeliveries(),
+    tokens: new MemoryTokens(),
+    idempotency: new MemoryIdempotency(),
+    async ping() {
+      if (down) throw new Error("memory store closed");
+    },
+    async close() {
+      down = true;
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import type { EventType } from "./event-catalog.ts";
+
+export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "skipped", "cancelled"] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export const DELIVERY_TRIGGERS = ["automatic", "manual"] as const;
+export type DeliveryTrigger = (typeof DELIVERY_TRIGGERS)[number];
+
+export const DELIVERY_ERRORS = [
+  "timeout",
+  "connection_error",
+  "dns_error",
+  "tls_error",
+  "blocked_address",
+  "http_status",
+  "redirect",
+] as const;
+export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
+
+/** One attempt to POST one event to one endpoint. */
+export interface Delivery {
+  id: string;
+  tenantId: string;
+  projectId: string;
+  webhookId: string;
+  eventId: string;
+  eventType: EventType;
+  /** 1, 2, ... per event and endpoint. */
+  attempt: number;
+  trigger: DeliveryTrigger;
+  status: DeliveryStatus;
+  url: string;
+  responseStatus: number | null;
+  responseBody: string | null;
+  error: DeliveryError | null;
+  durationMs: number | null;
+  scheduledAt: Date;
+  attemptedAt: Date | null;
+  nextAttemptAt: Date | null;
+  createdAt: Date;
+}
+
+const NEXT: Record<DeliveryStatus, readonly DeliveryStatus[]> = {
+  pending: ["succeeded", "failed", "skipped", "cancelled"],
+  succeeded: [],
+  failed: [],
+  skipped: [],
+  cancelled: [],
+};
+
+/** True when a delivery may move from one status to another; every status but pending is final. */
+export function canTransition(from: DeliveryStatus, to: DeliveryStatus): boolean {
+  return NEXT[from].includes(to);
+}
+
+/** True for a finished attempt. */
+export function isFinal(status: DeliveryStatus): boolean {
+  return status !== "pending";
+}
+
+/** Largest response body kept on a delivery record, in bytes. */
+export const RESPONSE_BODY_LIMIT = 4096;
+
+/** The outcome of sending one attempt, as the sender reports it. */
+export interface SendOutcome {
+  ok: boolean;
+  responseStatus: number | null;
+  responseBody: string | null;
+  error: DeliveryError | null;
+  durationMs: number;
+  retryAfterMs: number | null;
+}

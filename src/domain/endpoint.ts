@@ -1,0 +1,71 @@
+import type { EventType } from "./event-catalog.ts";
+
+export const DISABLED_REASONS = ["manual", "failing", "gone"] as const;
+export type DisabledReason = (typeof DISABLED_REASONS)[number];
+
+/** A secret as stored: sealed (encrypted) text, and when an old one stops being used. */
+export interface StoredSecret {
+  sealed: string;
+  /** null for the current secret; the end of the grace period for a previous one. */
+  expiresAt: Date | null;
+}
+
+/** A registered endpoint as the service keeps it. */
+export interface Endpoint {
+  id: string;
+  tenantId: string;
+  projectId: string;
+  url: string;
+  events: EventType[];
+  description: string | null;
+  enabled: boolean;
+  disabledReason: DisabledReason | null;
+  /** Newest first: the current secret, then previous ones still inside a grace period. */
+  secrets: StoredSecret[];
+  createdAt: Date;
+  updatedAt: Date;
+  /** Start of the current run of failures without a success; null after a success. */
+  failingSince: Date | null;
+  lastSuccessAt: Date | null;
+}
+
+/** The endpoint after being switched on: enabled, reason and failure streak cleared. */
+export function enableEndpoint(e: Endpoint, now: Date): Endpoint {
+  return { ...e, enabled: true, disabledReason: null, failingSince: null, updatedAt: now };
+}
+
+/** The endpoint after being switched off for a reason. */
+export function disableEndpoint(e: Endpoint, reason: DisabledReason, now: Date): Endpoint {
+  return { ...e, enabled: false, disabledReason: reason, updatedAt: now };
+}
+
+/** Secrets still valid at a moment: the current one and any previous one whose grace period has not ended. */
+export function activeSecrets(secrets: readonly StoredSecret[], now: Date): StoredSecret[] {
+  return secrets.filter((s) => s.expiresAt === null || s.expiresAt.getTime() > now.getTime());
+}
+
+/**
+ * The secrets after a rotation: the new one first; the old current one kept until the grace period ends
+ * (dropped at once when the grace period is zero); expired ones removed.
+ */
+export function rotateSecrets(
+  secrets: readonly StoredSecret[],
+  newSealed: string,
+  gracePeriodMs: number,
+  now: Date,
+): StoredSecret[] {
+  const kept = activeSecrets(secrets, now);
+  const previous: StoredSecret[] =
+    gracePeriodMs > 0
+      ? kept.map((s) => ({
+          sealed: s.sealed,
+          expiresAt: s.expiresAt ?? new Date(now.getTime() + gracePeriodMs),
+        }))
+      : [];
+  return [{ sealed: newSealed, expiresAt: null }, ...previous];
+}
+
+/** True when an endpoint that has not succeeded since `failingSince` should be disabled as failing. */
+export function shouldDisableAsFailing(e: Endpoint, disableAfterMs: number, now: Date): boolean {
+  return e.enabled && e.failingSince !== null && now.getTime() - e.failingSince.getTime() >= disableAfterMs;
+}

@@ -1,0 +1,146 @@
+import { z } from "zod";
+
+/** Every event type Herald can deliver, in the order of the specification's event list. */
+export const EVENT_TYPES = [
+  "message.accepted",
+  "message.sent",
+  "message.delivered",
+  "message.partially_delivered",
+  "message.deferred",
+  "message.bounced",
+  "message.failed",
+  "message.rejected",
+  "message.undeliverable",
+  "message.expired",
+  "message.cancelled",
+  "message.suppressed",
+  "message.opened",
+  "message.clicked",
+  "message.complained",
+  "message.unsubscribed",
+  "domain.verification_failed",
+  "domain.sending_paused",
+  "domain.verified",
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Message event types that record a change of delivery status; their data.status is the type's last part. */
+export const MESSAGE_LIFECYCLE_TYPES = EVENT_TYPES.filter(
+  (t) =>
+    t.startsWith("message.") && !["opened", "clicked", "complained", "unsubscribed"].includes(t.slice(8)),
+) as EventType[];
+
+/** Message delivery statuses: the last parts of the lifecycle event types. */
+export const MESSAGE_STATUSES = [
+  "accepted",
+  "sent",
+  "delivered",
+  "partially_delivered",
+  "deferred",
+  "bounced",
+  "failed",
+  "rejected",
+  "undeliverable",
+  "expired",
+  "cancelled",
+  "suppressed",
+] as const;
+
+export const CHANNELS = ["email", "sms", "push", "webhook"] as const;
+export const MESSAGE_TYPES = ["transactional", "marketing"] as const;
+export const DOMAIN_STATUSES = ["verification_failed", "sending_paused", "verified"] as const;
+
+const HOSTNAME =
+  /^(?=.{1,253}$)(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/;
+
+const metadata = z.record(z.string(), z.unknown()).optional();
+
+function messageData(type: EventType) {
+  const part = type.slice("message.".length);
+  const lifecycle = (MESSAGE_STATUSES as readonly string[]).includes(part);
+  return z
+    .strictObject({
+      message_id: z.uuid(),
+      status: lifecycle
+        ? z.literal(part, { error: `must be "${part}" for ${type}` })
+        : z.enum(MESSAGE_STATUSES, {
+            error: `must be a message delivery status (${MESSAGE_STATUSES.join(", ")})`,
+          }),
+      channel: z.enum(CHANNELS),
+      message_type: z.enum(MESSAGE_TYPES),
+      recipient: z.string().min(1).max(320),
+      reason: z.string().max(2000).optional(),
+      metadata,
+    })
+    .superRefine((d, ctx) => {
+      if (d.channel === "email" && !z.email().safeParse(d.recipient).success) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["recipient"],
+          message: "must be an e-mail address when channel is email",
+        });
+      }
+    });
+}
+
+function domainData(type: EventType) {
+  const part = type.slice("domain.".length);
+  return z.strictObject({
+    domain_id: z.uuid(),
+    domain: z.string().regex(HOSTNAME, { error: "must be a host name" }),
+    status: z.literal(part, { error: `must be "${part}" for ${type}` }),
+    grace_period_ends_at: z.iso.datetime({ offset: false }).optional(),
+    reason: z.string().max(2000).optional(),
+    dns_records: z
+      .array(
+        z.strictObject({
+          type: z.string().min(1).max(16),
+          name: z.string().min(1).max(253),
+          value: z.string().max(4096),
+          valid: z.boolean().optional(),
+        }),
+      )
+      .max(50)
+      .optional(),
+  });
+}
+
+/** The zod schema of data for each event type. */
+export const EVENT_DATA_SCHEMAS = Object.fromEntries(
+  EVENT_TYPES.map((t) => [t, t.startsWith("message.") ? messageData(t) : domainData(t)]),
+) as unknown as Record<EventType, z.ZodType<Record<string, unknown>>>;
+
+/** True when the string names an event type of the catalog. */
+export function isEventType(value: string): value is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(value);
+}
+
+/** The data field that carries the subject resource's id for an event type. */
+export function resourceIdField(type: EventType): "message_id" | "domain_id" {
+  return type.startsWith("message.") ? "message_id" : "domain_id";
+}
+
+/** A human description of each event type, from the specification. */
+export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
+  "message.accepted": "The provider took the message.",
+  "message.sent": "Handed off to the destination.",
+  "message.delivered": "Confirmed delivered.",
+  "message.partially_delivered": "Delivered to only part of the recipients.",
+  "message.deferred": "Temporarily postponed; still in flight.",
+  "message.bounced": "Permanently rejected by the recipient server.",
+  "message.failed": "Could not be sent.",
+  "message.rejected": "Could not be sent.",
+  "message.undeliverable": "Accepted but could not be delivered; terminal.",
+  "message.expired": "The validity window ran out before delivery.",
+  "message.cancelled": "Cancelled by the client before submission.",
+  "message.suppressed": "Recipient was on the suppression list; nothing was sent.",
+  "message.opened": "Engagement; does not change delivery status.",
+  "message.clicked": "Engagement; does not change delivery status.",
+  "message.complained": "Marked as spam; to be treated as a hard signal.",
+  "message.unsubscribed": "Recipient opted out; suppressed automatically from then on.",
+  "domain.verification_failed":
+    "A sending domain's DNS changed; it entered a grace period before sending is paused.",
+  "domain.sending_paused": "A sending domain was paused after its DNS stayed out of sync.",
+  "domain.verified": "A sending domain passed verification again; sending resumed.",
+};
