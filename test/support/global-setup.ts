@@ -24,9 +24,3 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await server.stop();
   };
 }
-
-declare module "vitest" {
-  export interface ProvidedContext {
-    mongoUri: string;
-  }
-}

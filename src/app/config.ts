@@ -1,0 +1,173 @@
+import { z } from "zod";
+import { DEFAULT_RETRY_SCHEDULE_MS } from "../domain/backoff.ts";
+import { fromBase64 } from "../domain/encoding.ts";
+import { formatDuration, parseDuration } from "../domain/time.ts";
+
+const duration = (name: string, fallback: string, min = 0) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const ms = parseDuration(text);
+      if (ms === null || ms < min) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${name} must be a duration like 500ms, 5s, 2m, 1h or 5d${min ? ` of at least ${formatDuration(min)}` : ""} (got "${text}")`,
+        });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+const bool = (name: string) =>
+  z
+    .string()
+    .default("false")
+    .transform((text, ctx) => {
+      const v = text.trim().toLowerCase();
+      if (["true", "1", "yes"].includes(v)) return true;
+      if (["false", "0", "no", ""].includes(v)) return false;
+      ctx.addIssue({ code: "custom", message: `${name} must be true or false (got "${text}")` });
+      return z.NEVER;
+    });
+
+const int = (name: string, fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .default(String(fallback))
+    .transform((text, ctx) => {
+      const n = Number(text);
+      if (!/^\d+$/.test(text.trim()) || n < min || n > max) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${name} must be a whole number from ${min} to ${max} (got "${text}")`,
+        });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const schedule = z
+  .string()
+  .default(DEFAULT_RETRY_SCHEDULE_MS.map(formatDuration).join(","))
+  .transform((text, ctx) => {
+    const parts = text.split(",").map((p) => p.trim());
+    const ms = parts.map(parseDuration);
+    if (text.trim() === "") return [];
+    if (ms.some((m) => m === null || m > 86_400_000)) {
+      ctx.addIssue({
+        code: "custom",
+        message: `HERALD_RETRY_SCHEDULE must be durations separated by commas, each at most 24h, like 5s,30s,2m (got "${text}")`,
+      });
+      return z.NEVER;
+    }
+    return ms as number[];
+  });
+
+const masterKey = z
+  .string()
+  .optional()
+  .transform((text, ctx) => {
+    if (text === undefined || text === "") return null;
+    try {
+      const bytes = fromBase64(text.trim());
+      if (bytes.length === 32) return bytes;
+    } catch {
+      // reported below
+    }
+    ctx.addIssue({ code: "custom", message: "HERALD_MASTER_KEY must be 32 bytes written in base64" });
+    return z.NEVER;
+  });
+
+const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
+
+export const configSchema = z.object({
+  PORT: int("PORT", 8080, 0, 65535),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  MONGODB_URI: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === "" || /^mongodb(\+srv)?:\/\//.test(v), {
+      message: "MONGODB_URI must start with mongodb:// or mongodb+srv://",
+    })
+    .transform((v) => (v ? v : null)),
+  MONGODB_DB: z
+    .string()
+    .default("herald")
+    .refine((v) => /^[A-Za-z0-9_-]{1,63}$/.test(v), {
+      message: "MONGODB_DB must be a database name of letters, digits, _ and -",
+    }),
+  HERALD_DATA_DIR: z.string().min(1).default("./.herald"),
+  HERALD_MASTER_KEY: masterKey,
+  HERALD_RETRY_SCHEDULE: schedule,
+  HERALD_DELIVERY_TIMEOUT: duration("HERALD_DELIVERY_TIMEOUT", "15s", 1),
+  HERALD_CONCURRENCY: int("HERALD_CONCURRENCY", 200, 1, 10_000),
+  HERALD_ENDPOINT_CONCURRENCY: int("HERALD_ENDPOINT_CONCURRENCY", 10, 1, 1_000),
+  HERALD_DISABLE_AFTER: duration("HERALD_DISABLE_AFTER", "5d", 1),
+  HERALD_RETENTION: duration("HERALD_RETENTION", "30d", 60_000),
+  HERALD_ALLOW_PRIVATE_NETWORKS: bool("HERALD_ALLOW_PRIVATE_NETWORKS"),
+  HERALD_ALLOW_HTTP_URLS: bool("HERALD_ALLOW_HTTP_URLS"),
+  HERALD_LOG_LEVEL: z
+    .string()
+    .default("info")
+    .transform((v) => v.toLowerCase())
+    .pipe(z.enum(LOG_LEVELS, { error: `HERALD_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}` })),
+});
+
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Configuration after parsing: durations in milliseconds, flags as booleans. */
+export interface Config {
+  port: number;
+  host: string;
+  mongodbUri: string | null;
+  mongodbDb: string;
+  dataDir: string;
+  masterKey: Uint8Array | null;
+  retryScheduleMs: number[];
+  deliveryTimeoutMs: number;
+  concurrency: number;
+  endpointConcurrency: number;
+  disableAfterMs: number;
+  retentionMs: number;
+  allowPrivateNetworks: boolean;
+  allowHttpUrls: boolean;
+  logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** Parses the environment once; a bad value throws a ConfigError whose message is one line naming the variable. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined));
+  const r = configSchema.safeParse(present);
+  if (!r.success) {
+    const first = r.error.issues[0];
+    const name = String(first?.path[0] ?? "configuration");
+    const message = first?.message ?? "invalid";
+    throw new ConfigError(message.includes(name) ? message : `${name}: ${message}`);
+  }
+  const c = r.data;
+  return {
+    port: c.PORT,
+    host: c.HOST,
+    mongodbUri: c.MONGODB_URI,
+    mongodbDb: c.MONGODB_DB,
+    dataDir: c.HERALD_DATA_DIR,
+    masterKey: c.HERALD_MASTER_KEY,
+    retryScheduleMs: c.HERALD_RETRY_SCHEDULE,
+    deliveryTimeoutMs: c.HERALD_DELIVERY_TIMEOUT,
+    concurrency: c.HERALD_CONCURRENCY,
+    endpointConcurrency: c.HERALD_ENDPOINT_CONCURRENCY,
+    disableAfterMs: c.HERALD_DISABLE_AFTER,
+    retentionMs: c.HERALD_RETENTION,
+    allowPrivateNetworks: c.HERALD_ALLOW_PRIVATE_NETWORKS,
+    allowHttpUrls: c.HERALD_ALLOW_HTTP_URLS,
+    logLevel: c.HERALD_LOG_LEVEL,
+  };
+}

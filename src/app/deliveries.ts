@@ -1,0 +1,72 @@
+import type { Delivery } from "../domain/delivery.ts";
+import { DomainError, notFound } from "../domain/errors.ts";
+import type { AppDeps } from "./deps.ts";
+import type { DeliveryFilter, Page, PageRequest, Scope } from "./ports.ts";
+
+/** Reading delivery records and replaying a delivery by hand. */
+export function deliveryUseCases(deps: AppDeps) {
+  const { repos, clock, ids, signal } = deps;
+
+  return {
+    async list(
+      scope: Scope,
+      webhookId: string,
+      filter: DeliveryFilter,
+      page: PageRequest,
+    ): Promise<Page<Delivery>> {
+      if (!(await repos.endpoints.get(scope, webhookId))) throw notFound("The endpoint");
+      return repos.deliveries.list(scope, webhookId, filter, page);
+    },
+
+    async get(scope: Scope, id: string): Promise<Delivery> {
+      const d = await repos.deliveries.get(scope, id);
+      if (!d) throw notFound("The delivery");
+      return d;
+    },
+
+    /** Queues a new manual attempt of the same event to the same endpoint; it is not retried automatically. */
+    async retry(scope: Scope, id: string): Promise<Delivery> {
+      const original = await repos.deliveries.get(scope, id);
+      if (!original) throw notFound("The delivery");
+      const endpoint = await repos.endpoints.get(scope, original.webhookId);
+      if (!endpoint) throw notFound("The delivery's endpoint");
+      if (!endpoint.enabled) {
+        throw new DomainError(
+          "endpoint_disabled",
+          `The endpoint is disabled (${endpoint.disabledReason ?? "manual"}); enable it before retrying.`,
+        );
+      }
+      if (!(await repos.events.get(scope, original.eventId))) {
+        throw new DomainError("conflict", "The event is no longer retained, so it cannot be sent again.");
+      }
+      const key = `${original.eventId}/${original.webhookId}`;
+      const max = (await repos.deliveries.maxAttempts([original])).get(key) ?? original.attempt;
+      const now = clock.now();
+      const delivery: Delivery = {
+        id: ids.uuid(),
+        tenantId: scope.tenantId,
+        projectId: scope.projectId,
+        webhookId: original.webhookId,
+        eventId: original.eventId,
+        eventType: original.eventType,
+        attempt: max + 1,
+        trigger: "manual",
+        status: "pending",
+        url: endpoint.url,
+        responseStatus: null,
+        responseBody: null,
+        error: null,
+        durationMs: null,
+        scheduledAt: now,
+        attemptedAt: null,
+        nextAttemptAt: null,
+        createdAt: now,
+      };
+      await repos.deliveries.insertMany([delivery]);
+      signal.notify();
+      return delivery;
+    },
+  };
+}
+
+export type DeliveryUseCases = ReturnType<typeof deliveryUseCases>;

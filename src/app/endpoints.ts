@@ -1,0 +1,147 @@
+import {
+  type DisabledReason,
+  disableEndpoint,
+  type Endpoint,
+  enableEndpoint,
+  rotateSecrets,
+} from "../domain/endpoint.ts";
+import { endpointUrlIssues } from "../domain/endpoint-url.ts";
+import { invalid, notFound } from "../domain/errors.ts";
+import type { EventType } from "../domain/event-catalog.ts";
+import { newEndpointSecret } from "../domain/signing.ts";
+import type { AppDeps } from "./deps.ts";
+import type { EndpointFilter, EndpointPatch, Page, PageRequest, Scope } from "./ports.ts";
+
+export interface EndpointInput {
+  url: string;
+  events: EventType[];
+  description?: string | null | undefined;
+}
+
+export interface EndpointChange {
+  url?: string | undefined;
+  events?: EventType[] | undefined;
+  description?: string | null | undefined;
+  enabled?: boolean | undefined;
+}
+
+/** An endpoint together with the plain secret just issued (creation, rotation): shown once. */
+export interface EndpointWithSecret {
+  endpoint: Endpoint;
+  secret: string;
+}
+
+/** Registering, reading, changing and removing endpoints. */
+export function endpointUseCases(deps: AppDeps) {
+  const { repos, clock, ids, cipher } = deps;
+
+  const checkUrl = (url: string) => {
+    const issues = endpointUrlIssues(url, { allowHttp: deps.policy.allowHttpUrls });
+    if (issues.length) throw invalid(issues);
+  };
+
+  const mustGet = async (scope: Scope, id: string) => {
+    const e = await repos.endpoints.get(scope, id);
+    if (!e) throw notFound("The endpoint");
+    return e;
+  };
+
+  return {
+    async create(scope: Scope, input: EndpointInput): Promise<EndpointWithSecret> {
+      checkUrl(input.url);
+      const now = clock.now();
+      const secret = newEndpointSecret(ids.randomBytes(32));
+      const endpoint: Endpoint = {
+        id: ids.uuid(),
+        tenantId: scope.tenantId,
+        projectId: scope.projectId,
+        url: input.url,
+        events: input.events,
+        description: input.description ?? null,
+        enabled: true,
+        disabledReason: null,
+        secrets: [{ sealed: await cipher.seal(secret), expiresAt: null }],
+        createdAt: new Date(Math.floor(now.getTime() / 1000) * 1000),
+        updatedAt: now,
+        failingSince: null,
+        lastSuccessAt: null,
+      };
+      await repos.endpoints.insert(endpoint);
+      return { endpoint, secret };
+    },
+
+    list(scope: Scope, filter: EndpointFilter, page: PageRequest): Promise<Page<Endpoint>> {
+      return repos.endpoints.list(scope, filter, page);
+    },
+
+    get: mustGet,
+
+    async update(scope: Scope, id: string, change: EndpointChange): Promise<Endpoint> {
+      if (change.url !== undefined) checkUrl(change.url);
+      const current = await mustGet(scope, id);
+      const now = clock.now();
+      const patch: EndpointPatch = {
+        updatedAt: now,
+        url: change.url,
+        events: change.events,
+        description: change.description,
+      };
+      if (change.enabled === true && !current.enabled) {
+        const on = enableEndpoint(current, now);
+        Object.assign(patch, {
+          enabled: on.enabled,
+          disabledReason: on.disabledReason,
+          failingSince: on.failingSince,
+        });
+      } else if (change.enabled === false && current.enabled) {
+        const off = disableEndpoint(current, "manual", now);
+        Object.assign(patch, { enabled: off.enabled, disabledReason: off.disabledReason });
+      }
+      const updated = await repos.endpoints.update(scope, id, patch);
+      if (!updated) throw notFound("The endpoint");
+      return updated;
+    },
+
+    async rotate(scope: Scope, id: string, gracePeriodSeconds: number): Promise<EndpointWithSecret> {
+      const current = await mustGet(scope, id);
+      const now = clock.now();
+      const secret = newEndpointSecret(ids.randomBytes(32));
+      const secrets = rotateSecrets(
+        current.secrets,
+        await cipher.seal(secret),
+        gracePeriodSeconds * 1000,
+        now,
+      );
+      const updated = await repos.endpoints.update(scope, id, { secrets, updatedAt: now });
+      if (!updated) throw notFound("The endpoint");
+      return { endpoint: updated, secret };
+    },
+
+    async enable(scope: Scope, id: string): Promise<Endpoint> {
+      const current = await mustGet(scope, id);
+      const on = enableEndpoint(current, clock.now());
+      const updated = await repos.endpoints.update(scope, id, {
+        enabled: on.enabled,
+        disabledReason: on.disabledReason,
+        failingSince: on.failingSince,
+        updatedAt: on.updatedAt,
+      });
+      if (!updated) throw notFound("The endpoint");
+      return updated;
+    },
+
+    /** Removes the endpoint, then cancels what was still owed to it (the dispatcher also drops deliveries of a missing endpoint). */
+    async remove(scope: Scope, id: string): Promise<void> {
+      const removed = await repos.endpoints.delete(scope, id);
+      if (!removed) throw notFound("The endpoint");
+      await repos.deliveries.cancelPending(id, clock.now());
+    },
+
+    /** Disables an endpoint for a reason found by the delivery engine (gone, failing). */
+    async disableFor(id: string, reason: DisabledReason): Promise<boolean> {
+      return repos.endpoints.disable(id, reason, clock.now());
+    },
+  };
+}
+
+export type EndpointUseCases = ReturnType<typeof endpointUseCases>;

@@ -1,0 +1,172 @@
+import type { Delivery } from "../domain/delivery.ts";
+import { sha256Hex } from "../domain/encoding.ts";
+import type { Endpoint } from "../domain/endpoint.ts";
+import { buildEnvelope, type Envelope, newEventId, serializeEnvelope } from "../domain/envelope.ts";
+import { DomainError, invalid, notFound } from "../domain/errors.ts";
+import { firstDeliveryId } from "../domain/ids.ts";
+import type { AppDeps } from "./deps.ts";
+import type { Scope, StoredEvent } from "./ports.ts";
+
+export interface PublishInput {
+  type: string;
+  data: unknown;
+  resourceId?: string | undefined;
+  occurredAt?: string | undefined;
+  idempotencyKey?: string | undefined;
+}
+
+export interface PublishResult {
+  envelope: Envelope;
+  /** How many endpoints the event was fanned out to. */
+  endpoints: number;
+  /** True when an earlier request with the same Idempotency-Key produced this answer. */
+  replayed: boolean;
+}
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
+/** How long a fan-out may be in progress before the maintenance job finishes it. */
+export const FANOUT_GRACE_MS = 30_000;
+
+/** The first delivery of an event to each of its target endpoints; a disabled endpoint gets a skipped record. */
+export async function firstDeliveries(
+  event: StoredEvent,
+  endpoints: readonly Endpoint[],
+  now: Date,
+): Promise<Delivery[]> {
+  return Promise.all(
+    endpoints.map(
+      async (e): Promise<Delivery> => ({
+        id: await firstDeliveryId(event.id, e.id),
+        tenantId: event.tenantId,
+        projectId: event.projectId,
+        webhookId: e.id,
+        eventId: event.id,
+        eventType: event.type,
+        attempt: 1,
+        trigger: "automatic",
+        status: e.enabled ? "pending" : "skipped",
+        url: e.url,
+        responseStatus: null,
+        responseBody: null,
+        error: null,
+        durationMs: null,
+        scheduledAt: now,
+        attemptedAt: null,
+        nextAttemptAt: null,
+        createdAt: now,
+      }),
+    ),
+  );
+}
+
+/** Parses the stored envelope back (it was serialised by Herald, so it is trusted). */
+export function envelopeOf(event: StoredEvent): Envelope {
+  return JSON.parse(event.body) as Envelope;
+}
+
+/** Accepting events from the publisher and fanning them out to subscribed endpoints. */
+export function eventUseCases(deps: AppDeps) {
+  const { repos, clock, ids, signal } = deps;
+
+  async function fanOut(event: StoredEvent, now: Date): Promise<void> {
+    if (event.targets.length === 0) return;
+    const endpoints = await repos.endpoints.getMany(event.targets);
+    await repos.deliveries.insertMany(await firstDeliveries(event, endpoints, now));
+    await repos.events.markFannedOut([event.id]);
+  }
+
+  return {
+    async publish(scope: Scope, input: PublishInput): Promise<PublishResult> {
+      const now = clock.now();
+      let eventId = newEventId(ids.randomBytes(16));
+
+      if (input.idempotencyKey !== undefined) {
+        const fingerprint = await sha256Hex(
+          JSON.stringify([input.type, input.data, input.resourceId ?? null, input.occurredAt ?? null]),
+        );
+        const held = await repos.idempotency.reserve(
+          {
+            scopeKey: `${scope.tenantId}/${scope.projectId}/${input.idempotencyKey}`,
+            eventId,
+            fingerprint,
+            createdAt: now,
+          },
+          new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS),
+        );
+        if (held.fingerprint !== fingerprint) {
+          throw new DomainError(
+            "conflict",
+            "This Idempotency-Key was already used with a different request body in the last 24 hours.",
+          );
+        }
+        if (held.eventId !== eventId) {
+          const earlier = await repos.events.get(scope, held.eventId);
+          if (earlier)
+            return { envelope: envelopeOf(earlier), endpoints: earlier.targets.length, replayed: true };
+          // The first request has not stored its event (still running, or it crashed): finish it under the same id.
+          eventId = held.eventId;
+        }
+      }
+
+      let occurredAt = now;
+      if (input.occurredAt !== undefined) {
+        occurredAt = new Date(input.occurredAt);
+        if (Number.isNaN(occurredAt.getTime())) {
+          throw invalid([{ path: "occurred_at", message: "must be an ISO 8601 timestamp" }]);
+        }
+      }
+      const envelope = buildEnvelope({
+        id: eventId,
+        type: input.type,
+        data: input.data,
+        tenantId: scope.tenantId,
+        projectId: scope.projectId,
+        occurredAt,
+        resourceId: input.resourceId,
+      });
+      const subscribed = await repos.endpoints.listSubscribed(scope, envelope.type);
+      const event: StoredEvent = {
+        id: envelope.id,
+        tenantId: scope.tenantId,
+        projectId: scope.projectId,
+        type: envelope.type,
+        body: serializeEnvelope(envelope),
+        occurredAt,
+        createdAt: now,
+        targets: subscribed.map((e) => e.id),
+        fanoutPending: subscribed.length > 0,
+      };
+      // The event is stored before its deliveries: if the process dies in between, the maintenance
+      // job finds it still marked fanoutPending and creates the same deliveries (same ids).
+      const inserted = await repos.events.insert(event);
+      if (!inserted) {
+        const earlier = await repos.events.get(scope, event.id);
+        if (!earlier) throw new Error(`event ${event.id} exists in another scope`);
+        return { envelope: envelopeOf(earlier), endpoints: earlier.targets.length, replayed: true };
+      }
+      if (subscribed.length > 0) {
+        await repos.deliveries.insertMany(await firstDeliveries(event, subscribed, now));
+        await repos.events.markFannedOut([event.id]);
+        signal.notify();
+      }
+      return { envelope, endpoints: subscribed.length, replayed: false };
+    },
+
+    async get(scope: Scope, id: string): Promise<Envelope> {
+      const event = await repos.events.get(scope, id);
+      if (!event) throw notFound("The event");
+      return envelopeOf(event);
+    },
+
+    /** Finishes fan-outs that a crashed process left undone; returns how many events it completed. */
+    async completeFanouts(limit = 500): Promise<number> {
+      const now = clock.now();
+      const pending = await repos.events.listFanoutPending(new Date(now.getTime() - FANOUT_GRACE_MS), limit);
+      for (const event of pending) await fanOut(event, now);
+      if (pending.length > 0) signal.notify();
+      return pending.length;
+    },
+  };
+}
+
+export type EventUseCases = ReturnType<typeof eventUseCases>;
