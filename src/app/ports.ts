@@ -233,3 +233,29 @@ export class StoreUnavailableError extends Error {
 export interface DispatchSignal {
   notify(): void;
 }
+
+/** One signed POST of an event to an endpoint. */
+export interface DeliveryRequest {
+  url: string;
+  /** The stored envelope bytes, sent as they are. */
+  body: string;
+  eventId: string;
+  /** Plain secrets, newest first: one signature each. */
+  secrets: string[];
+  /** Unix seconds for X-Webhook-Timestamp. */
+  timestamp: number;
+}
+
+/** Sends deliveries over HTTP (undici on Node, fetch on Bun and Deno). */
+export interface Sender {
+  send(request: DeliveryRequest): Promise<import("../domain/delivery.ts").SendOutcome>;
+  close(): Promise<void>;
+}
+
+/** What the delivery engine reports for /metrics. */
+export interface DeliveryMetrics {
+  attempt(outcome: { status: string; error: string | null; durationMs: number | null }): void;
+  leaseRecovered(count: number): void;
+  endpointDisabled(reason: string): void;
+  publishToAttempt(ms: number): void;
+}

@@ -1,0 +1,84 @@
+import type { DeliveryMetrics } from "../../app/ports.ts";
+
+const BUCKETS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
+
+class Histogram {
+  readonly counts = new Array<number>(BUCKETS_MS.length).fill(0);
+  sum = 0;
+  count = 0;
+
+  observe(ms: number) {
+    this.sum += ms;
+    this.count++;
+    for (let i = 0; i < BUCKETS_MS.length; i++) if (ms <= BUCKETS_MS[i]!) this.counts[i]!++;
+  }
+
+  render(name: string): string[] {
+    const lines = BUCKETS_MS.map((b, i) => `${name}_bucket{le="${b / 1000}"} ${this.counts[i]}`);
+    lines.push(`${name}_bucket{le="+Inf"} ${this.count}`, `${name}_sum ${this.sum / 1000}`, `${name}_count ${this.count}`);
+    return lines;
+  }
+}
+
+const label = (v: string) => v.replace(/["\\\n]/g, "_");
+
+/** Delivery metrics kept in process memory and written in the Prometheus text format. */
+export function createPrometheusMetrics(gauges: () => Promise<{ dueBacklog: number; oldestDueAgeSeconds: number }>) {
+  const outcomes = new Map<string, number>();
+  const disabled = new Map<string, number>();
+  let leaseRecoveries = 0;
+  const attemptLatency = new Histogram();
+  const publishLatency = new Histogram();
+
+  const metrics: DeliveryMetrics = {
+    attempt({ status, error, durationMs }) {
+      const key = `outcome="${label(status)}",error="${label(error ?? "")}"`;
+      outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+      if (durationMs !== null) attemptLatency.observe(durationMs);
+    },
+    leaseRecovered(count) {
+      leaseRecoveries += count;
+    },
+    endpointDisabled(reason) {
+      disabled.set(reason, (disabled.get(reason) ?? 0) + 1);
+    },
+    publishToAttempt(ms) {
+      publishLatency.observe(ms);
+    },
+  };
+
+  async function render(): Promise<string> {
+    const lines: string[] = [];
+    lines.push("# HELP herald_deliveries_total Delivery attempts recorded, by outcome and error code.");
+    lines.push("# TYPE herald_deliveries_total counter");
+    for (const [k, v] of outcomes) lines.push(`herald_deliveries_total{${k}} ${v}`);
+    lines.push("# HELP herald_delivery_duration_seconds Time one delivery attempt took.");
+    lines.push("# TYPE herald_delivery_duration_seconds histogram");
+    lines.push(...attemptLatency.render("herald_delivery_duration_seconds"));
+    lines.push("# HELP herald_publish_to_attempt_seconds Time from accepting an event to its first attempt finishing.");
+    lines.push("# TYPE herald_publish_to_attempt_seconds histogram");
+    lines.push(...publishLatency.render("herald_publish_to_attempt_seconds"));
+    lines.push("# HELP herald_lease_recoveries_total Deliveries claimed again after another owner's lease expired.");
+    lines.push("# TYPE herald_lease_recoveries_total counter");
+    lines.push(`herald_lease_recoveries_total ${leaseRecoveries}`);
+    lines.push("# HELP herald_endpoints_disabled_total Endpoints disabled by the delivery engine, by reason.");
+    lines.push("# TYPE herald_endpoints_disabled_total counter");
+    for (const reason of ["gone", "failing"]) {
+      lines.push(`herald_endpoints_disabled_total{reason="${reason}"} ${disabled.get(reason) ?? 0}`);
+    }
+    try {
+      const g = await gauges();
+      lines.push("# HELP herald_due_backlog Pending deliveries that are due now.");
+      lines.push("# TYPE herald_due_backlog gauge");
+      lines.push(`herald_due_backlog ${g.dueBacklog}`);
+      lines.push("# HELP herald_oldest_due_age_seconds How long the oldest due delivery has waited.");
+      lines.push("# TYPE herald_oldest_due_age_seconds gauge");
+      lines.push(`herald_oldest_due_age_seconds ${g.oldestDueAgeSeconds}`);
+    } catch {
+      lines.push("# herald_due_backlog unavailable: the database did not answer");
+    }
+    return `${lines.join("\n")}\n`;
+  }
+
+  return { metrics, render };
+}

@@ -1,0 +1,143 @@
+import type { Config } from "../../app/config.ts";
+import { deliveryUseCases } from "../../app/deliveries.ts";
+import type { AppDeps } from "../../app/deps.ts";
+import { createDispatcher, type Dispatcher } from "../../app/dispatcher.ts";
+import { endpointUseCases } from "../../app/endpoints.ts";
+import { eventUseCases } from "../../app/events.ts";
+import type { Logger } from "../../app/logger.ts";
+import { maintenanceJobs } from "../../app/maintenance.ts";
+import type { Repositories, Sender } from "../../app/ports.ts";
+import { tokenUseCases } from "../../app/tokens.ts";
+import { VERSION } from "../../version.ts";
+import { createAesGcmCipher } from "../crypto/aes-gcm-cipher.ts";
+import { createHttpApp } from "../http/app.ts";
+import { createMemoryRepositories } from "../memory/repositories.ts";
+import { createPrometheusMetrics } from "../metrics/prometheus.ts";
+import { connectMongo } from "../mongo/index.ts";
+import { startScheduler } from "../scheduler/croner-scheduler.ts";
+import { systemClock, systemIds } from "../system.ts";
+import { type EmbeddedMongo, startEmbeddedMongo } from "./embedded-mongo.ts";
+import { loadMasterKey } from "./master-key.ts";
+
+export interface HeraldOptions {
+  config: Config;
+  logger: Logger;
+  /** Builds the runtime's HTTP sender. */
+  makeSender(config: Config): Sender;
+  /** Use the in-memory store instead of MongoDB (benchmark, tests). */
+  store?: "mongo" | "memory";
+}
+
+export interface Herald {
+  fetch: (request: Request) => Response | Promise<Response>;
+  dispatcher: Dispatcher;
+  repos: Repositories;
+  /** Stops claiming, finishes or releases in-flight work within `graceMs`, closes the database. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Everything one Herald process runs: the store, the API, the dispatcher and its schedule. */
+export async function createHerald(options: HeraldOptions): Promise<Herald> {
+  const { config, logger } = options;
+  let embedded: EmbeddedMongo | null = null;
+  let repos: Repositories;
+  if (options.store === "memory") {
+    repos = createMemoryRepositories();
+  } else {
+    let uri = config.mongodbUri;
+    if (!uri) {
+      embedded = await startEmbeddedMongo(config.dataDir);
+      uri = embedded.uri;
+      logger.info("embedded MongoDB started", { data_dir: config.dataDir });
+    }
+    repos = (await connectMongo(uri, config.mongodbDb)).repositories;
+  }
+
+  const cipher = await createAesGcmCipher(await loadMasterKey(config.masterKey, config.dataDir));
+  let dispatcher: Dispatcher | null = null;
+  const deps: AppDeps = {
+    repos,
+    clock: systemClock,
+    ids: systemIds,
+    cipher,
+    signal: { notify: () => dispatcher?.wake() },
+    policy: { allowHttpUrls: config.allowHttpUrls },
+  };
+  const events = eventUseCases(deps);
+  const { metrics, render } = createPrometheusMetrics(async () => {
+    const now = systemClock.now();
+    const s = await repos.deliveries.dueStats(now);
+    return {
+      dueBacklog: s.count,
+      oldestDueAgeSeconds: s.oldestScheduledAt ? (now.getTime() - s.oldestScheduledAt.getTime()) / 1000 : 0,
+    };
+  });
+  const tokens = tokenUseCases({ tokens: repos.tokens, clock: systemClock, ids: systemIds });
+  const app = createHttpApp({
+    endpoints: endpointUseCases(deps),
+    events,
+    deliveries: deliveryUseCases(deps),
+    tokens,
+    ping: () => repos.ping(),
+    metrics: render,
+    logger,
+    version: VERSION,
+  });
+
+  const sender = options.makeSender(config);
+  dispatcher = createDispatcher({
+    repos,
+    clock: systemClock,
+    ids: systemIds,
+    cipher,
+    sender,
+    logger: logger.child({ component: "dispatcher" }),
+    metrics,
+    owner: `${hostName()}:${systemIds.uuid().slice(0, 8)}`,
+    options: {
+      concurrency: config.concurrency,
+      endpointConcurrency: config.endpointConcurrency,
+      retryScheduleMs: config.retryScheduleMs,
+      deliveryTimeoutMs: config.deliveryTimeoutMs,
+    },
+  });
+  const jobs = maintenanceJobs({
+    repos,
+    clock: systemClock,
+    events,
+    metrics,
+    logger: logger.child({ component: "maintenance" }),
+    disableAfterMs: config.disableAfterMs,
+    retentionMs: config.retentionMs,
+  });
+  dispatcher.start();
+  const scheduler = startScheduler(dispatcher, jobs, logger);
+  // A start after a crash finishes what the crash interrupted at once, not on the next tick.
+  void jobs.finishFanouts().catch(() => {});
+
+  if (embedded && (await tokens.count()) === 0) {
+    const first = await tokens.create({ name: "first token" });
+    // Printed once, on the first start of an empty database, so a newcomer can call the API at once.
+    console.log(
+      `\nHerald: first API token (shown once; keep it): ${first.token}\n  tenant_id=${first.record.tenantId} project_id=${first.record.projectId}\n`,
+    );
+  }
+
+  const d = dispatcher;
+  return {
+    fetch: app.fetch,
+    dispatcher: d,
+    repos,
+    async stop(graceMs = 10_000) {
+      scheduler.stop();
+      await d.stop(graceMs);
+      await sender.close();
+      await repos.close();
+      if (embedded) await embedded.stop();
+    },
+  };
+}
+
+function hostName(): string {
+  return globalThis.process?.env?.HOSTNAME ?? "herald";
+}

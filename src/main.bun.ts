@@ -1,0 +1,29 @@
+// Bun entry point: Bun.serve for HTTP, the fetch sender for deliveries.
+import { createFetchSender } from "./adapters/delivery/fetch-sender.ts";
+import { runHerald } from "./adapters/runtime/entry.ts";
+import { VERSION } from "./version.ts";
+
+interface BunServer {
+  port: number;
+  stop(closeActive?: boolean): Promise<void>;
+}
+declare const Bun: {
+  serve(o: { fetch: (r: Request) => Response | Promise<Response>; port: number; hostname: string }): BunServer;
+};
+
+await runHerald({
+  name: "bun",
+  env: process.env,
+  makeSender: (c) =>
+    createFetchSender({
+      timeoutMs: c.deliveryTimeoutMs,
+      allowPrivateNetworks: c.allowPrivateNetworks,
+      userAgent: `Herald/${VERSION}`,
+    }),
+  serve: (fetch, c) => {
+    const server = Bun.serve({ fetch, port: c.port, hostname: c.host });
+    return { port: server.port, close: () => server.stop() };
+  },
+  onSignal: (s, h) => process.on(s, h),
+  exit: (code) => process.exit(code),
+});

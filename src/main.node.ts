@@ -1,0 +1,23 @@
+import { serve } from "@hono/node-server";
+import { createUndiciSender } from "./adapters/delivery/undici-sender.ts";
+import { runHerald } from "./adapters/runtime/entry.ts";
+import { VERSION } from "./version.ts";
+
+await runHerald({
+  name: "node",
+  env: process.env,
+  makeSender: (c) =>
+    createUndiciSender({
+      timeoutMs: c.deliveryTimeoutMs,
+      allowPrivateNetworks: c.allowPrivateNetworks,
+      userAgent: `Herald/${VERSION}`,
+    }),
+  serve: (fetch, c) =>
+    new Promise((resolve) => {
+      const server = serve({ fetch, port: c.port, hostname: c.host }, (info) =>
+        resolve({ port: info.port, close: () => new Promise<void>((r) => server.close(() => r())) }),
+      );
+    }),
+  onSignal: (s, h) => process.on(s, h),
+  exit: (code) => process.exit(code),
+});

@@ -1,0 +1,119 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export type Runtime = "node" | "bun" | "deno";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const BIN = (name: string) => join(ROOT, "node_modules", ".bin", name);
+
+/** A free TCP port on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once("error", rej);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => res(port));
+    });
+  });
+}
+
+export interface HeraldProcess {
+  baseUrl: string;
+  port: number;
+  child: ChildProcess;
+  output(): string;
+  /** SIGTERM, then waits for exit; resolves with the exit code. */
+  stop(timeoutMs?: number): Promise<number | null>;
+  /** SIGKILL: a crash. */
+  kill(): Promise<void>;
+}
+
+export interface StartOptions {
+  runtime?: Runtime;
+  env?: Record<string, string>;
+  port?: number;
+  /** How long to wait for /healthz. */
+  readyTimeoutMs?: number;
+}
+
+function command(runtime: Runtime): [string, string[]] {
+  switch (runtime) {
+    case "node":
+      return [BIN("tsx"), [join(ROOT, "src/main.node.ts")]];
+    case "bun":
+      return [BIN("bun"), [join(ROOT, "src/main.bun.ts")]];
+    case "deno":
+      return [BIN("deno"), ["run", "--allow-all", "--node-modules-dir=manual", join(ROOT, "src/main.deno.ts")]];
+  }
+}
+
+/** Starts a real Herald process on loopback and waits (with a deadline) until it answers /healthz. */
+export async function startHerald(options: StartOptions = {}): Promise<HeraldProcess> {
+  const runtime = options.runtime ?? "node";
+  const port = options.port ?? (await freePort());
+  const [cmd, args] = command(runtime);
+  let out = "";
+  const child = spawn(cmd, args, {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      HERALD_DATA_DIR: mkdtempSync(join(tmpdir(), "herald-data-")),
+      HERALD_LOG_LEVEL: "warn",
+      HERALD_ALLOW_PRIVATE_NETWORKS: "true",
+      DENO_NO_UPDATE_CHECK: "1",
+      ...options.env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout?.on("data", (d) => {
+    out += d;
+  });
+  child.stderr?.on("data", (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
+  let ready = false;
+  while (Date.now() < deadline && child.exitCode === null) {
+    try {
+      const r = await fetch(`${baseUrl}/healthz`);
+      if (r.ok) {
+        ready = true;
+        break;
+      }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  if (!ready) {
+    child.kill("SIGKILL");
+    throw new Error(`Herald (${runtime}) did not become healthy:\n${out}`);
+  }
+  return {
+    baseUrl,
+    port,
+    child,
+    output: () => out,
+    async stop(timeoutMs = 30_000) {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}

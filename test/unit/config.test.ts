@@ -1,0 +1,72 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "../../src/app/config.ts";
+import { VERSION } from "../../src/version.ts";
+
+describe("configuration", () => {
+  it("has the contract's defaults", () => {
+    const c = parseConfig({});
+    expect(c).toMatchObject({
+      port: 8080,
+      host: "0.0.0.0",
+      mongodbUri: null,
+      mongodbDb: "herald",
+      dataDir: "./.herald",
+      masterKey: null,
+      deliveryTimeoutMs: 15_000,
+      concurrency: 200,
+      endpointConcurrency: 10,
+      disableAfterMs: 5 * 86_400_000,
+      retentionMs: 30 * 86_400_000,
+      allowPrivateNetworks: false,
+      allowHttpUrls: false,
+      logLevel: "info",
+    });
+    expect(c.retryScheduleMs).toEqual([
+      5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000, 57_600_000,
+      86_400_000,
+    ]);
+  });
+
+  it("parses given values", () => {
+    const key = Buffer.alloc(32, 3).toString("base64");
+    const c = parseConfig({
+      PORT: "9000",
+      HERALD_RETRY_SCHEDULE: "1s,2s",
+      HERALD_DELIVERY_TIMEOUT: "500ms",
+      HERALD_ALLOW_PRIVATE_NETWORKS: "true",
+      HERALD_MASTER_KEY: key,
+      MONGODB_URI: "mongodb://127.0.0.1:27017/",
+    });
+    expect(c.port).toBe(9000);
+    expect(c.retryScheduleMs).toEqual([1_000, 2_000]);
+    expect(c.deliveryTimeoutMs).toBe(500);
+    expect(c.allowPrivateNetworks).toBe(true);
+    expect(c.masterKey).toEqual(new Uint8Array(32).fill(3));
+  });
+
+  it.each([
+    ["PORT", "eighty"],
+    ["HERALD_DELIVERY_TIMEOUT", "15 seconds"],
+    ["HERALD_RETRY_SCHEDULE", "5s,later"],
+    ["HERALD_ALLOW_HTTP_URLS", "maybe"],
+    ["HERALD_MASTER_KEY", "c2hvcnQ="],
+    ["HERALD_CONCURRENCY", "0"],
+    ["HERALD_LOG_LEVEL", "loud"],
+    ["MONGODB_URI", "postgres://x"],
+  ])("stops on a bad %s with one line naming it", (name, value) => {
+    try {
+      parseConfig({ [name]: value });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      expect((e as Error).message).toContain(name);
+      expect((e as Error).message).not.toContain("\n");
+    }
+  });
+
+  it("keeps the version equal to package.json", () => {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+    expect(VERSION).toBe(pkg.version);
+  });
+});

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { canTransition, DELIVERY_STATUSES, isFinal } from "../../src/domain/delivery.ts";
+import {
+  activeSecrets,
+  disableEndpoint,
+  type Endpoint,
+  enableEndpoint,
+  rotateSecrets,
+  shouldDisableAsFailing,
+} from "../../src/domain/endpoint.ts";
+import { endpointUrlIssues } from "../../src/domain/endpoint-url.ts";
+import { firstDeliveryId, nextDeliveryId, UUID_PATTERN } from "../../src/domain/ids.ts";
+
+const t0 = new Date("2026-11-21T10:00:00Z");
+const endpoint: Endpoint = {
+  id: "e1",
+  tenantId: "t",
+  projectId: "p",
+  url: "https://example.com/hook",
+  events: ["message.sent"],
+  description: null,
+  enabled: true,
+  disabledReason: null,
+  secrets: [{ sealed: "s1", expiresAt: null }],
+  createdAt: t0,
+  updatedAt: t0,
+  failingSince: null,
+  lastSuccessAt: null,
+};
+
+describe("endpoint state", () => {
+  it("disables with a reason and enables clearing reason and failure streak", () => {
+    const off = disableEndpoint({ ...endpoint, failingSince: t0 }, "gone", t0);
+    expect(off).toMatchObject({ enabled: false, disabledReason: "gone" });
+    const on = enableEndpoint(off, new Date(t0.getTime() + 1000));
+    expect(on).toMatchObject({ enabled: true, disabledReason: null, failingSince: null });
+    expect(enableEndpoint(on, t0).enabled).toBe(true);
+  });
+
+  it("rotates: without grace the old secret goes at once; with grace both sign until it ends", () => {
+    expect(rotateSecrets(endpoint.secrets, "s2", 0, t0)).toEqual([{ sealed: "s2", expiresAt: null }]);
+    const rotated = rotateSecrets(endpoint.secrets, "s2", 60_000, t0);
+    expect(rotated).toEqual([
+      { sealed: "s2", expiresAt: null },
+      { sealed: "s1", expiresAt: new Date(t0.getTime() + 60_000) },
+    ]);
+    expect(activeSecrets(rotated, new Date(t0.getTime() + 59_999)).map((s) => s.sealed)).toEqual(["s2", "s1"]);
+    expect(activeSecrets(rotated, new Date(t0.getTime() + 60_000)).map((s) => s.sealed)).toEqual(["s2"]);
+  });
+
+  it("disables as failing only after the whole period without success", () => {
+    const failing = { ...endpoint, failingSince: t0 };
+    expect(shouldDisableAsFailing(failing, 5_000, new Date(t0.getTime() + 4_999))).toBe(false);
+    expect(shouldDisableAsFailing(failing, 5_000, new Date(t0.getTime() + 5_000))).toBe(true);
+    expect(shouldDisableAsFailing(endpoint, 5_000, new Date(t0.getTime() + 1e9))).toBe(false);
+  });
+});
+
+describe("delivery state", () => {
+  it("moves only out of pending", () => {
+    for (const s of DELIVERY_STATUSES) if (s !== "pending") expect(canTransition("pending", s)).toBe(true);
+    expect(canTransition("succeeded", "failed")).toBe(false);
+    expect(canTransition("failed", "pending")).toBe(false);
+    expect(isFinal("pending")).toBe(false);
+    expect(isFinal("skipped")).toBe(true);
+  });
+
+  it("derives stable delivery ids so repeated steps do not duplicate records", async () => {
+    const a = await firstDeliveryId("evt_1", "w1");
+    expect(a).toMatch(UUID_PATTERN);
+    expect(await firstDeliveryId("evt_1", "w1")).toBe(a);
+    expect(await firstDeliveryId("evt_1", "w2")).not.toBe(a);
+    expect(await nextDeliveryId(a)).not.toBe(a);
+    expect(await nextDeliveryId(a)).toBe(await nextDeliveryId(a));
+  });
+});
+
+describe("endpoint URLs", () => {
+  const https = { allowHttp: false };
+  it("accepts absolute https URLs", () => {
+    expect(endpointUrlIssues("https://hooks.example.com/herald?x=1", https)).toEqual([]);
+  });
+  it("refuses http (unless allowed), credentials, relative, fragments and overlong URLs", () => {
+    expect(endpointUrlIssues("http://example.com", https)[0]?.message).toMatch(/https/);
+    expect(endpointUrlIssues("http://example.com", { allowHttp: true })).toEqual([]);
+    expect(endpointUrlIssues("https://user:pw@example.com", https)[0]?.message).toMatch(/user name or password/);
+    expect(endpointUrlIssues("/hook", https)[0]?.message).toMatch(/absolute/);
+    expect(endpointUrlIssues("https://example.com/#x", https)[0]?.message).toMatch(/fragment/);
+    expect(endpointUrlIssues(`https://example.com/${"a".repeat(2048)}`, https)[0]?.message).toMatch(/2048/);
+    expect(endpointUrlIssues("ftp://example.com", https)).toHaveLength(1);
+  });
+});
