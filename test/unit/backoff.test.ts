@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_RETRY_SCHEDULE_MS, MAX_DELAY_MS, nextRetryDelay, parseRetryAfter } from "../../src/domain/backoff.ts";
+import {
+  DEFAULT_RETRY_SCHEDULE_MS,
+  MAX_DELAY_MS,
+  nextRetryDelay,
+  parseRetryAfter,
+} from "../../src/domain/backoff.ts";
 import { formatDuration, isoSeconds, parseDuration } from "../../src/domain/time.ts";
 
 describe("backoff", () => {
@@ -20,10 +25,19 @@ describe("backoff", () => {
   });
 
   it("lets Retry-After lengthen the delay, never shorten it, never beyond 24 h", () => {
-    expect(nextRetryDelay({ failedAttempt: 1, scheduleMs: schedule, random: 0.5, retryAfterMs: 60_000 })).toBe(60_000);
-    expect(nextRetryDelay({ failedAttempt: 1, scheduleMs: schedule, random: 0.5, retryAfterMs: 1_000 })).toBe(5_000);
     expect(
-      nextRetryDelay({ failedAttempt: 11, scheduleMs: schedule, random: 0.999, retryAfterMs: 3 * MAX_DELAY_MS }),
+      nextRetryDelay({ failedAttempt: 1, scheduleMs: schedule, random: 0.5, retryAfterMs: 60_000 }),
+    ).toBe(60_000);
+    expect(nextRetryDelay({ failedAttempt: 1, scheduleMs: schedule, random: 0.5, retryAfterMs: 1_000 })).toBe(
+      5_000,
+    );
+    expect(
+      nextRetryDelay({
+        failedAttempt: 11,
+        scheduleMs: schedule,
+        random: 0.999,
+        retryAfterMs: 3 * MAX_DELAY_MS,
+      }),
     ).toBe(MAX_DELAY_MS);
   });
 

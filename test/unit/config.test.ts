@@ -66,7 +66,9 @@ describe("configuration", () => {
   });
 
   it("keeps the version equal to package.json", () => {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      version: string;
+    };
     expect(VERSION).toBe(pkg.version);
   });
 });

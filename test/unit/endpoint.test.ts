@@ -44,7 +44,10 @@ describe("endpoint state", () => {
       { sealed: "s2", expiresAt: null },
       { sealed: "s1", expiresAt: new Date(t0.getTime() + 60_000) },
     ]);
-    expect(activeSecrets(rotated, new Date(t0.getTime() + 59_999)).map((s) => s.sealed)).toEqual(["s2", "s1"]);
+    expect(activeSecrets(rotated, new Date(t0.getTime() + 59_999)).map((s) => s.sealed)).toEqual([
+      "s2",
+      "s1",
+    ]);
     expect(activeSecrets(rotated, new Date(t0.getTime() + 60_000)).map((s) => s.sealed)).toEqual(["s2"]);
   });
 
@@ -83,7 +86,9 @@ describe("endpoint URLs", () => {
   it("refuses http (unless allowed), credentials, relative, fragments and overlong URLs", () => {
     expect(endpointUrlIssues("http://example.com", https)[0]?.message).toMatch(/https/);
     expect(endpointUrlIssues("http://example.com", { allowHttp: true })).toEqual([]);
-    expect(endpointUrlIssues("https://user:pw@example.com", https)[0]?.message).toMatch(/user name or password/);
+    expect(endpointUrlIssues("https://user:pw@example.com", https)[0]?.message).toMatch(
+      /user name or password/,
+    );
     expect(endpointUrlIssues("/hook", https)[0]?.message).toMatch(/absolute/);
     expect(endpointUrlIssues("https://example.com/#x", https)[0]?.message).toMatch(/fragment/);
     expect(endpointUrlIssues(`https://example.com/${"a".repeat(2048)}`, https)[0]?.message).toMatch(/2048/);

@@ -9,7 +9,13 @@ const base = {
   tenantId: "11111111-1111-4111-8111-111111111111",
   projectId: "22222222-2222-4222-8222-222222222222",
   occurredAt: new Date("2026-11-21T10:00:00Z"),
-  data: { message_id: MSG, status: "delivered", channel: "email", message_type: "transactional", recipient: "a@b.co" },
+  data: {
+    message_id: MSG,
+    status: "delivered",
+    channel: "email",
+    message_type: "transactional",
+    recipient: "a@b.co",
+  },
 };
 
 describe("envelope", () => {

@@ -72,8 +72,8 @@ describe("event catalog", () => {
     };
     expect(EVENT_DATA_SCHEMAS["domain.verification_failed"].safeParse(ok).success).toBe(true);
     expect(EVENT_DATA_SCHEMAS["domain.verified"].safeParse(ok).success).toBe(false);
-    expect(EVENT_DATA_SCHEMAS["domain.verification_failed"].safeParse({ ...ok, domain: "not a host" }).success).toBe(
-      false,
-    );
+    expect(
+      EVENT_DATA_SCHEMAS["domain.verification_failed"].safeParse({ ...ok, domain: "not a host" }).success,
+    ).toBe(false);
   });
 });

@@ -13,7 +13,9 @@ describe("signing", () => {
   });
 
   it("signs v1= + hex HMAC-SHA256 of '<timestamp>.<body>' keyed by the whole secret string", async () => {
-    const expected = createHmac("sha256", Buffer.from(secret, "utf8")).update(`1700000000.${body}`).digest("hex");
+    const expected = createHmac("sha256", Buffer.from(secret, "utf8"))
+      .update(`1700000000.${body}`)
+      .digest("hex");
     expect(await sign(secret, 1700000000, body)).toBe(`v1=${expected}`);
     const bytes = new Uint8Array([0xff, 0x00, 0x7b]);
     const expectedBytes = createHmac("sha256", secret)
@@ -35,15 +37,36 @@ describe("signing", () => {
     const sig = await sign(secret, ts, body);
     const ok = { body, timestamp: String(ts), signature: sig, secrets: [secret], nowSeconds: ts + 10 };
     expect(await verifySignature(ok)).toEqual({ ok: true });
-    expect(await verifySignature({ ...ok, timestamp: undefined })).toEqual({ ok: false, reason: "missing_timestamp" });
-    expect(await verifySignature({ ...ok, nowSeconds: ts + 301 })).toEqual({ ok: false, reason: "stale_timestamp" });
-    expect(await verifySignature({ ...ok, nowSeconds: ts - 301 })).toEqual({ ok: false, reason: "stale_timestamp" });
+    expect(await verifySignature({ ...ok, timestamp: undefined })).toEqual({
+      ok: false,
+      reason: "missing_timestamp",
+    });
+    expect(await verifySignature({ ...ok, nowSeconds: ts + 301 })).toEqual({
+      ok: false,
+      reason: "stale_timestamp",
+    });
+    expect(await verifySignature({ ...ok, nowSeconds: ts - 301 })).toEqual({
+      ok: false,
+      reason: "stale_timestamp",
+    });
     expect(await verifySignature({ ...ok, nowSeconds: ts + 300 })).toEqual({ ok: true });
-    expect(await verifySignature({ ...ok, body: `${body} ` })).toEqual({ ok: false, reason: "signature_mismatch" });
-    expect(await verifySignature({ ...ok, signature: "v0=abc" })).toEqual({ ok: false, reason: "malformed_header" });
-    expect(await verifySignature({ ...ok, timestamp: "12x" })).toEqual({ ok: false, reason: "malformed_header" });
+    expect(await verifySignature({ ...ok, body: `${body} ` })).toEqual({
+      ok: false,
+      reason: "signature_mismatch",
+    });
+    expect(await verifySignature({ ...ok, signature: "v0=abc" })).toEqual({
+      ok: false,
+      reason: "malformed_header",
+    });
+    expect(await verifySignature({ ...ok, timestamp: "12x" })).toEqual({
+      ok: false,
+      reason: "malformed_header",
+    });
     const other = newEndpointSecret(new Uint8Array(32).fill(1));
-    expect(await verifySignature({ ...ok, secrets: [other] })).toEqual({ ok: false, reason: "signature_mismatch" });
+    expect(await verifySignature({ ...ok, secrets: [other] })).toEqual({
+      ok: false,
+      reason: "signature_mismatch",
+    });
     expect(await verifySignature({ ...ok, secrets: [other, secret] })).toEqual({ ok: true });
     const two = `${await sign(other, ts, body)} ${sig}`;
     expect(await verifySignature({ ...ok, signature: two })).toEqual({ ok: true });

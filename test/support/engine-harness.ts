@@ -1,0 +1,159 @@
+import { createAesGcmCipher } from "../../src/adapters/crypto/aes-gcm-cipher.ts";
+import { createMemoryRepositories } from "../../src/adapters/memory/repositories.ts";
+import { deliveryUseCases } from "../../src/app/deliveries.ts";
+import type { AppDeps } from "../../src/app/deps.ts";
+import { createDispatcher, type DispatcherOptions } from "../../src/app/dispatcher.ts";
+import { endpointUseCases } from "../../src/app/endpoints.ts";
+import { eventUseCases } from "../../src/app/events.ts";
+import { silentLogger } from "../../src/app/logger.ts";
+import { maintenanceJobs } from "../../src/app/maintenance.ts";
+import type { DeliveryMetrics, DeliveryRequest, Repositories, Scope, Sender } from "../../src/app/ports.ts";
+import type { SendOutcome } from "../../src/domain/delivery.ts";
+
+/** A clock the test moves by hand. */
+export function manualClock(start = new Date("2026-11-21T10:00:00.000Z")) {
+  let now = start.getTime();
+  return {
+    now: () => new Date(now),
+    advance(ms: number) {
+      now += ms;
+    },
+  };
+}
+
+export type Script = (
+  req: DeliveryRequest,
+  n: number,
+) => Partial<SendOutcome> | Promise<Partial<SendOutcome>>;
+
+/** A sender whose answers a test scripts; it records every request. */
+export function scriptedSender(script: Script = () => ({ ok: true, responseStatus: 200 })) {
+  const requests: DeliveryRequest[] = [];
+  let current = script;
+  const sender: Sender & { requests: DeliveryRequest[]; script(s: Script): void } = {
+    requests,
+    script(s) {
+      current = s;
+    },
+    async send(req) {
+      requests.push(req);
+      const o = await current(req, requests.length);
+      return {
+        ok: o.ok ?? false,
+        responseStatus: o.responseStatus ?? null,
+        responseBody: o.responseBody ?? null,
+        error: o.error ?? (o.ok ? null : "http_status"),
+        durationMs: o.durationMs ?? 1,
+        retryAfterMs: o.retryAfterMs ?? null,
+      };
+    },
+    async close() {},
+  };
+  return sender;
+}
+
+export function countingMetrics() {
+  const seen = { attempts: [] as { status: string; error: string | null }[], disabled: [] as string[] };
+  const metrics: DeliveryMetrics = {
+    attempt: (o) => seen.attempts.push({ status: o.status, error: o.error }),
+    leaseRecovered: () => {},
+    endpointDisabled: (r) => seen.disabled.push(r),
+    publishToAttempt: () => {},
+  };
+  return { metrics, seen };
+}
+
+export const SCOPE: Scope = {
+  tenantId: "11111111-1111-4111-8111-111111111111",
+  projectId: "22222222-2222-4222-8222-222222222222",
+};
+
+export const sampleMessage = (status = "delivered") => ({
+  message_id: "6f1c2b9e-8a44-4c1e-9a53-0d5b2f7e1a10",
+  status,
+  channel: "email",
+  message_type: "transactional",
+  recipient: "ada@example.com",
+});
+
+/** Use cases, dispatcher and maintenance on one store, with a manual clock and a scripted sender. */
+export async function engineHarness(
+  opts: {
+    repos?: Repositories;
+    options?: Partial<DispatcherOptions>;
+    sender?: ReturnType<typeof scriptedSender>;
+  } = {},
+) {
+  const repos = opts.repos ?? createMemoryRepositories();
+  const clock = manualClock();
+  const ids = {
+    uuid: () => crypto.randomUUID(),
+    randomBytes: (n: number) => crypto.getRandomValues(new Uint8Array(n)),
+    random: () => 0.5,
+  };
+  const cipher = await createAesGcmCipher(crypto.getRandomValues(new Uint8Array(32)));
+  const sender = opts.sender ?? scriptedSender();
+  const { metrics, seen } = countingMetrics();
+  let wakes = 0;
+  const dispatcher = createDispatcher({
+    repos,
+    clock,
+    ids,
+    cipher,
+    sender,
+    logger: silentLogger,
+    metrics,
+    owner: "test",
+    options: {
+      concurrency: 50,
+      endpointConcurrency: 10,
+      retryScheduleMs: [5_000, 30_000],
+      deliveryTimeoutMs: 1_000,
+      ...opts.options,
+    },
+  });
+  const deps: AppDeps = {
+    repos,
+    clock,
+    ids,
+    cipher,
+    signal: {
+      notify: () => {
+        wakes++;
+        dispatcher.wake();
+      },
+    },
+    policy: { allowHttpUrls: false },
+  };
+  const events = eventUseCases(deps);
+  const jobs = maintenanceJobs({
+    repos,
+    clock,
+    events,
+    metrics,
+    logger: silentLogger,
+    disableAfterMs: 86_400_000,
+    retentionMs: 30 * 86_400_000,
+  });
+  return {
+    repos,
+    clock,
+    sender,
+    seen,
+    dispatcher,
+    jobs,
+    endpoints: endpointUseCases(deps),
+    events,
+    deliveries: deliveryUseCases(deps),
+    wakes: () => wakes,
+    /** Wakes the dispatcher and waits until everything due has been sent and recorded. */
+    async drain() {
+      dispatcher.wake();
+      await dispatcher.idle();
+    },
+    async history(webhookId: string) {
+      const page = await repos.deliveries.list(SCOPE, webhookId, {}, { limit: 100, cursor: null });
+      return page.data.sort((a, b) => a.attempt - b.attempt);
+    },
+  };
+}
