@@ -9,3 +9,4 @@ export * from "./event-catalog.ts";
 export * from "./ids.ts";
 export * from "./signing.ts";
 export * from "./time.ts";
+export * from "./samples.ts";
