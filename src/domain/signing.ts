@@ -12,19 +12,29 @@ export function newEndpointSecret(random32: Uint8Array): string {
 
 const encoder = new TextEncoder();
 
+// Importing a key costs more than the HMAC itself; an endpoint signs thousands of times with one secret.
+const keys = new Map<string, Promise<CryptoKey>>();
+const KEY_CACHE_LIMIT = 10_000;
+
+function hmacKey(secret: string): Promise<CryptoKey> {
+  let key = keys.get(secret);
+  if (!key) {
+    if (keys.size >= KEY_CACHE_LIMIT) keys.clear();
+    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+      "sign",
+    ]);
+    keys.set(secret, key);
+  }
+  return key;
+}
+
 /** v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<body>", keyed by the whole secret string. */
 export async function sign(
   secret: string,
   timestamp: number | string,
   body: string | Uint8Array,
 ): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    encoder.encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
+  const key = await hmacKey(secret);
   const prefix = encoder.encode(`${timestamp}.`);
   const raw = typeof body === "string" ? encoder.encode(body) : body;
   const message = new Uint8Array(prefix.length + raw.length);
