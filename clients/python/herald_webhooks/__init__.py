@@ -1,0 +1,203 @@
+"""Verify Herald webhook deliveries on the receiving side.
+
+Standard library only. The shared vectors in ``clients/test-vectors.json`` pin the behaviour to the
+TypeScript and Go libraries: same checks, same order, same error codes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import re
+import time
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+__all__ = [
+    "DEFAULT_TOLERANCE",
+    "ID_HEADER",
+    "SIGNATURE_HEADER",
+    "TIMESTAMP_HEADER",
+    "InvalidPayloadError",
+    "MalformedHeaderError",
+    "MissingTimestampError",
+    "SignatureMismatchError",
+    "TimestampOutOfToleranceError",
+    "WebhookVerificationError",
+    "verify",
+]
+
+__version__ = "0.1.0"
+
+#: Header carrying the unix time (seconds, decimal) at which Herald signed the delivery.
+TIMESTAMP_HEADER = "X-Webhook-Timestamp"
+#: Header carrying one or more ``v1=<hex>`` signatures separated by whitespace, newest secret first.
+SIGNATURE_HEADER = "X-Webhook-Signature"
+#: Header carrying the event id. It is not signed: deduplicate on the verified envelope's ``id``.
+ID_HEADER = "X-Webhook-Id"
+#: Seconds the signing time may lie from the receiver's clock, in the past or the future.
+DEFAULT_TOLERANCE = 300
+
+_TIMESTAMP = re.compile(r"[0-9]{1,12}")
+_SIGNATURE_ENTRY = re.compile(r"v1=[0-9a-f]{64}")
+# HTTP optional whitespace: space and tab only, the same set in every Herald library.
+_OWS = " \t"
+_OWS_RUN = re.compile(r"[ \t]+")
+_STRING_FIELDS = ("id", "type", "version", "occurred_at", "tenant_id", "project_id", "resource_id")
+
+
+class WebhookVerificationError(Exception):
+    """Base of every verification failure; ``code`` is a stable string to log and branch on."""
+
+    code = "webhook_verification_error"
+
+
+class MissingTimestampError(WebhookVerificationError):
+    """The X-Webhook-Timestamp header is absent or blank."""
+
+    code = "missing_timestamp"
+
+
+class TimestampOutOfToleranceError(WebhookVerificationError):
+    """The signing time is further from now than the tolerance allows (a replay, or a skewed clock)."""
+
+    code = "timestamp_out_of_tolerance"
+
+
+class MalformedHeaderError(WebhookVerificationError):
+    """A header is unusable: non-numeric timestamp, an entry that is not ``v1=<64 hex>``, empty, repeated."""
+
+    code = "malformed_header"
+
+
+class SignatureMismatchError(WebhookVerificationError):
+    """No signature in the header matches the body under any of the given secrets."""
+
+    code = "signature_mismatch"
+
+
+class InvalidPayloadError(WebhookVerificationError):
+    """The signature is valid but the body is not UTF-8 JSON holding an envelope object."""
+
+    code = "invalid_payload"
+
+
+def verify(
+    body: bytes,
+    headers: Mapping[str, Any],
+    secrets: Union[str, Sequence[str]],
+    tolerance: float = DEFAULT_TOLERANCE,
+    now: Optional[float] = None,
+) -> Dict[str, Any]:
+    """Verify a delivery and return its envelope as a dict.
+
+    ``body`` is the raw request body (bytes, exactly as received). ``headers`` is any mapping of
+    header names (matched case-insensitively) to values; ``items()`` may yield a name more than
+    once, as multi-dicts do. ``secrets`` is the endpoint secret (``whsec_...`` as handed out) or
+    several while rotating. ``tolerance`` is in seconds; ``now`` is unix seconds (default
+    ``time.time()``).
+
+    Raises a ``WebhookVerificationError`` subclass when the delivery fails a check, ``TypeError``
+    or ``ValueError`` when the arguments themselves are wrong.
+    """
+    secret_list = _secret_list(secrets)
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (
+        math.isfinite(tolerance) and tolerance >= 0
+    ):
+        raise ValueError("tolerance must be a finite number of seconds >= 0")
+    now_seconds = math.floor(time.time() if now is None else now)
+    if not isinstance(body, (bytes, bytearray, memoryview)):
+        raise TypeError("body must be the raw request body as bytes, not decoded text or parsed JSON")
+    raw = bytes(body)
+
+    timestamps = _header_values(headers, TIMESTAMP_HEADER)
+    if len(timestamps) > 1:
+        raise MalformedHeaderError("X-Webhook-Timestamp appears more than once")
+    timestamp = timestamps[0].strip(_OWS) if timestamps else ""
+    if timestamp == "":
+        raise MissingTimestampError("X-Webhook-Timestamp is missing")
+    if not _TIMESTAMP.fullmatch(timestamp):
+        raise MalformedHeaderError("X-Webhook-Timestamp is not unix seconds in decimal digits")
+    if abs(now_seconds - int(timestamp)) > tolerance:
+        raise TimestampOutOfToleranceError(
+            f"X-Webhook-Timestamp is more than {tolerance} seconds away from the current time"
+        )
+
+    received = _signature_entries(_header_values(headers, SIGNATURE_HEADER))
+    message = timestamp.encode("ascii") + b"." + raw
+    matched = False
+    for secret in secret_list:
+        expected = hmac.new(secret.encode("utf-8"), message, hashlib.sha256).digest()
+        # Every comparison runs, so timing reveals neither which secret nor which entry matched.
+        for entry in received:
+            matched = hmac.compare_digest(expected, entry) or matched
+    if not matched:
+        raise SignatureMismatchError("no signature matches the body under the given secrets")
+
+    return _parse_envelope(raw)
+
+
+def _secret_list(secrets: Union[str, Sequence[str]]) -> List[str]:
+    items = [secrets] if isinstance(secrets, str) else list(secrets)
+    if not items:
+        raise ValueError("secrets must name at least one secret")
+    for secret in items:
+        if not isinstance(secret, str) or secret == "":
+            raise TypeError("every secret must be a non-empty str")
+    return items
+
+
+def _text(value: Union[str, bytes]) -> str:
+    return value.decode("latin-1") if isinstance(value, bytes) else value
+
+
+def _header_values(headers: Mapping[str, Any], name: str) -> List[str]:
+    """Every value of one header; several mean the header was sent more than once."""
+    wanted = name.lower()
+    values: List[str] = []
+    for key, value in headers.items():
+        if _text(key).lower() != wanted or value is None:
+            continue
+        if isinstance(value, (str, bytes)):
+            values.append(_text(value))
+        else:
+            values.extend(_text(v) for v in value)
+    return values
+
+
+def _signature_entries(values: List[str]) -> List[bytes]:
+    if len(values) > 1:
+        raise MalformedHeaderError("X-Webhook-Signature appears more than once")
+    text = values[0].strip(_OWS) if values else ""
+    if text == "":
+        raise MalformedHeaderError("X-Webhook-Signature is missing or empty")
+    entries = []
+    for entry in _OWS_RUN.split(text):
+        if not _SIGNATURE_ENTRY.fullmatch(entry):
+            raise MalformedHeaderError(
+                "X-Webhook-Signature holds an entry that is not v1=<64 lowercase hex>"
+            )
+        entries.append(bytes.fromhex(entry[3:]))
+    return entries
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _parse_envelope(raw: bytes) -> Dict[str, Any]:
+    try:
+        # Decode explicitly: json.loads(bytes) would also guess UTF-16/32, and a BOM stays and fails.
+        text = raw.decode("utf-8")
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as error:
+        raise InvalidPayloadError("the body is not UTF-8 JSON") from error
+    if not isinstance(value, dict):
+        raise InvalidPayloadError("the body is not a JSON object")
+    for field in _STRING_FIELDS:
+        if not isinstance(value.get(field), str):
+            raise InvalidPayloadError(f"envelope field {field} is not a string")
+    if not isinstance(value.get("data"), dict):
+        raise InvalidPayloadError("envelope field data is not an object")
+    return value

@@ -1,0 +1,259 @@
+/**
+ * Receiver-side verification of Herald webhook deliveries.
+ *
+ * Standalone on purpose: Web Crypto, TextEncoder and TextDecoder only, no imports, so the same file
+ * runs in Node 20+, Bun, Deno, browsers and edge workers. The shared vectors in
+ * `clients/test-vectors.json` pin its behaviour to the Python and Go libraries.
+ */
+
+/** Header carrying the unix time (seconds, decimal) at which Herald signed the delivery. */
+export const TIMESTAMP_HEADER = "x-webhook-timestamp";
+/** Header carrying one or more `v1=<hex>` signatures separated by whitespace (newest secret first). */
+export const SIGNATURE_HEADER = "x-webhook-signature";
+/** Header carrying the event id; unsigned, so deduplicate on the verified envelope's `id` instead. */
+export const ID_HEADER = "x-webhook-id";
+/** How far, in seconds, the signing time may lie from the receiver's clock, in the past or the future. */
+export const DEFAULT_TOLERANCE_SECONDS = 300;
+
+/** The event envelope Herald posts (specification: Event envelope). Unknown extra fields are kept. */
+export interface Envelope {
+  id: string;
+  type: string;
+  version: string;
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: Record<string, unknown>;
+}
+
+/** The stable machine-readable reason of a failed verification; the same strings as in Python and Go. */
+export type WebhookVerificationErrorCode =
+  | "missing_timestamp"
+  | "timestamp_out_of_tolerance"
+  | "malformed_header"
+  | "signature_mismatch"
+  | "invalid_payload";
+
+/** Base class of every verification failure; switch on `code`, or use `instanceof` on a subclass. */
+export abstract class WebhookVerificationError extends Error {
+  /** Stable reason, safe to log and to branch on. */
+  abstract readonly code: WebhookVerificationErrorCode;
+}
+
+/** The X-Webhook-Timestamp header is absent or blank. */
+export class MissingTimestampError extends WebhookVerificationError {
+  override readonly code = "missing_timestamp" as const;
+  override readonly name = "MissingTimestampError";
+}
+
+/** The signing time is further from now than the tolerance allows (a replay, or a skewed clock). */
+export class TimestampOutOfToleranceError extends WebhookVerificationError {
+  override readonly code = "timestamp_out_of_tolerance" as const;
+  override readonly name = "TimestampOutOfToleranceError";
+}
+
+/** A header is present but unusable: non-numeric timestamp, an entry that is not `v1=<64 hex>`, or empty. */
+export class MalformedHeaderError extends WebhookVerificationError {
+  override readonly code = "malformed_header" as const;
+  override readonly name = "MalformedHeaderError";
+}
+
+/** No signature in the header matches the body under any of the given secrets. */
+export class SignatureMismatchError extends WebhookVerificationError {
+  override readonly code = "signature_mismatch" as const;
+  override readonly name = "SignatureMismatchError";
+}
+
+/** The signature is valid but the body is not UTF-8 JSON holding an envelope object. */
+export class InvalidPayloadError extends WebhookVerificationError {
+  override readonly code = "invalid_payload" as const;
+  override readonly name = "InvalidPayloadError";
+}
+
+/** Request headers as fetch `Headers`, Node's `IncomingHttpHeaders`, a plain object or a Map; names match in any case. */
+export type WebhookHeaders =
+  | Headers
+  | ReadonlyMap<string, string | readonly string[] | undefined>
+  | Readonly<Record<string, string | readonly string[] | undefined>>;
+
+/** What {@link verifyWebhook} needs; `body` must be the raw bytes as received, never re-serialised JSON. */
+export interface VerifyWebhookOptions {
+  /** The raw request body. A string is taken as its UTF-8 bytes; prefer bytes. */
+  body: ArrayBuffer | ArrayBufferView | string;
+  headers: WebhookHeaders;
+  /** The endpoint secret (`whsec_...`, exactly as handed out), or several while rotating. */
+  secrets: string | readonly string[];
+  /** Allowed distance between the signing time and now, in seconds; default 300. */
+  toleranceSeconds?: number;
+  /** The receiver's current time; default the system clock. For tests. */
+  now?: Date;
+}
+
+const encoder = new TextEncoder();
+const SIGNATURE_ENTRY = /^v1=[0-9a-f]{64}$/;
+const TIMESTAMP = /^[0-9]{1,12}$/;
+
+/**
+ * Verifies a delivery and returns its envelope: timestamp present, numeric and within tolerance,
+ * then any signature matching any secret (constant-time), then the body parsed as a JSON envelope.
+ * Throws a {@link WebhookVerificationError} subclass on failure, a TypeError/RangeError on bad options.
+ */
+export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Envelope> {
+  const secrets = secretList(options.secrets);
+  const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+  if (!Number.isFinite(tolerance) || tolerance < 0) {
+    throw new RangeError("toleranceSeconds must be a finite number >= 0");
+  }
+  const nowMs = (options.now ?? new Date()).getTime();
+  if (Number.isNaN(nowMs)) throw new RangeError("now is an invalid Date");
+  const body = bodyBytes(options.body);
+
+  const timestamps = headerValues(options.headers, TIMESTAMP_HEADER);
+  if (timestamps.length > 1) throw new MalformedHeaderError("X-Webhook-Timestamp appears more than once");
+  const timestamp = trimWhitespace(timestamps[0] ?? "");
+  if (timestamp === "") throw new MissingTimestampError("X-Webhook-Timestamp is missing");
+  if (!TIMESTAMP.test(timestamp)) {
+    throw new MalformedHeaderError("X-Webhook-Timestamp is not unix seconds in decimal digits");
+  }
+  if (Math.abs(Math.floor(nowMs / 1000) - Number(timestamp)) > tolerance) {
+    throw new TimestampOutOfToleranceError(
+      `X-Webhook-Timestamp is more than ${tolerance} seconds away from the current time`,
+    );
+  }
+
+  const received = signatureEntries(headerValues(options.headers, SIGNATURE_HEADER));
+  const message = concat(encoder.encode(`${timestamp}.`), body);
+  let matched = false;
+  for (const secret of secrets) {
+    const expected = await hmacSha256(secret, message);
+    // Every comparison runs, so timing reveals neither which secret nor which entry matched.
+    for (const entry of received) matched = constantTimeEqual(expected, entry) || matched;
+  }
+  if (!matched) throw new SignatureMismatchError("no signature matches the body under the given secrets");
+
+  return parseEnvelope(body);
+}
+
+function secretList(secrets: string | readonly string[]): readonly string[] {
+  const list = typeof secrets === "string" ? [secrets] : secrets;
+  if (!Array.isArray(list) || list.length === 0) throw new TypeError("secrets must name at least one secret");
+  for (const s of list) {
+    if (typeof s !== "string" || s === "") throw new TypeError("every secret must be a non-empty string");
+  }
+  return list;
+}
+
+function bodyBytes(body: ArrayBuffer | ArrayBufferView | string): Uint8Array {
+  if (typeof body === "string") return encoder.encode(body);
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+  throw new TypeError("body must be the raw request body: an ArrayBuffer, a Uint8Array/Buffer or a string");
+}
+
+/** Every value of one header; several values mean the header was sent more than once. */
+function headerValues(headers: WebhookHeaders, name: string): string[] {
+  if (isFetchHeaders(headers)) {
+    // Headers joins repeated fields with ", ", which the format checks then reject.
+    const value = headers.get(name);
+    return value === null ? [] : [value];
+  }
+  const entries: Iterable<[string, string | readonly string[] | undefined]> =
+    headers instanceof Map ? headers.entries() : Object.entries(headers);
+  const out: string[] = [];
+  for (const [key, value] of entries) {
+    if (key.toLowerCase() !== name || value === undefined) continue;
+    if (typeof value === "string") out.push(value);
+    else out.push(...value);
+  }
+  return out;
+}
+
+function isFetchHeaders(headers: WebhookHeaders): headers is Headers {
+  const h = headers as Partial<Headers>;
+  return typeof h.get === "function" && typeof h.append === "function";
+}
+
+/** HTTP optional whitespace (space and tab) only, the same set in every Herald library. */
+function trimWhitespace(text: string): string {
+  return text.replace(/^[ \t]+|[ \t]+$/g, "");
+}
+
+function signatureEntries(values: string[]): Uint8Array[] {
+  if (values.length > 1) throw new MalformedHeaderError("X-Webhook-Signature appears more than once");
+  const text = trimWhitespace(values[0] ?? "");
+  if (text === "") throw new MalformedHeaderError("X-Webhook-Signature is missing or empty");
+  return text.split(/[ \t]+/).map((entry) => {
+    if (!SIGNATURE_ENTRY.test(entry)) {
+      throw new MalformedHeaderError("X-Webhook-Signature holds an entry that is not v1=<64 lowercase hex>");
+    }
+    return fromHex(entry.slice(3));
+  });
+}
+
+function fromHex(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+/** An ArrayBuffer, not a Uint8Array, so the BufferSource typing holds on every TypeScript version. */
+function concat(a: Uint8Array, b: Uint8Array): ArrayBuffer {
+  const out = new ArrayBuffer(a.length + b.length);
+  const view = new Uint8Array(out);
+  view.set(a, 0);
+  view.set(b, a.length);
+  return out;
+}
+
+async function hmacSha256(secret: string, message: ArrayBuffer): Promise<Uint8Array> {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    encoder.encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  return new Uint8Array(await crypto.subtle.sign("HMAC", key, message));
+}
+
+/** Time depends only on the lengths, which are public (32 bytes each). */
+function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}
+
+const STRING_FIELDS = [
+  "id",
+  "type",
+  "version",
+  "occurred_at",
+  "tenant_id",
+  "project_id",
+  "resource_id",
+] as const;
+
+function parseEnvelope(body: Uint8Array): Envelope {
+  let value: unknown;
+  try {
+    // fatal: invalid UTF-8 is an error, not U+FFFD; ignoreBOM: a leading BOM stays and fails JSON.parse,
+    // as it does in Python and Go.
+    const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(body);
+    value = JSON.parse(text);
+  } catch (cause) {
+    throw new InvalidPayloadError("the body is not UTF-8 JSON", { cause });
+  }
+  if (!isObject(value)) throw new InvalidPayloadError("the body is not a JSON object");
+  for (const field of STRING_FIELDS) {
+    if (typeof value[field] !== "string")
+      throw new InvalidPayloadError(`envelope field ${field} is not a string`);
+  }
+  if (!isObject(value.data)) throw new InvalidPayloadError("envelope field data is not an object");
+  return value as unknown as Envelope;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,132 @@
+import type { SendOutcome } from "../../domain/delivery.ts";
+import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
+import { classifyFailure } from "./classify.ts";
+import { BLOCKED_ADDRESS_CODE, type Resolve, resolveChecked, systemResolve } from "./guarded-lookup.ts";
+import { BodyPrefix, deliveryHeaders, elapsed, failureOutcome, responseOutcome } from "./outcome.ts";
+import type { DeliveryRequest, Sender } from "./sender.ts";
+
+export interface FetchSenderOptions {
+  /** Whole-request limit: the address check, connect, TLS, headers and reading the kept body. */
+  timeoutMs: number;
+  /** true lets deliveries reach loopback, private, link-local and other non-public addresses. */
+  allowPrivateNetworks: boolean;
+  /** The whole User-Agent value, `Herald/<version>`. */
+  userAgent: string;
+  /** Host name resolution for the address check; defaults to node:dns lookup (Bun and Deno have it). */
+  lookup?: Resolve;
+  /** Which addresses are refused; defaults to isBlockedAddress. */
+  isBlocked?: (ip: string) => boolean;
+}
+
+/**
+ * The sender for Bun and Deno, on the global fetch. TLS trust is the runtime's own (Bun:
+ * NODE_EXTRA_CA_CERTS; Deno: DENO_CERT or --cert).
+ *
+ * LIMITATION: fetch offers no hook into the connection, so the address check resolves the host
+ * itself BEFORE the request and fetch then resolves it again to connect. The address actually
+ * connected to is not checked: a DNS answer that changes between the two lookups (rebinding with
+ * a short TTL) gets around the guard. The Node sender (undici-sender.ts) checks inside the
+ * connection's own lookup and has no such gap. Runtimes also add headers of their own (Accept,
+ * Accept-Encoding, ...), and connection pooling is whatever the runtime's fetch does.
+ */
+export function createFetchSender(options: FetchSenderOptions): Sender {
+  const isBlocked = options.isBlocked ?? isBlockedAddress;
+  const resolve = options.lookup ?? systemResolve;
+  const inFlight = new Set<Promise<SendOutcome>>();
+  let closed = false;
+
+  async function attempt(req: DeliveryRequest): Promise<SendOutcome> {
+    const start = performance.now();
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch {
+      return failureOutcome("connection_error", elapsed(start));
+    }
+    if (closed || (url.protocol !== "https:" && url.protocol !== "http:")) {
+      return failureOutcome("connection_error", elapsed(start));
+    }
+
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new DOMException("delivery timed out", "TimeoutError"));
+    }, options.timeoutMs);
+    let status: number | null = null;
+    const body = new BodyPrefix();
+    try {
+      if (!options.allowPrivateNetworks) {
+        if (isIpLiteral(url.hostname)) {
+          if (isBlocked(url.hostname)) return failureOutcome("blocked_address", elapsed(start));
+        } else {
+          const checked = await untilAborted(
+            resolveChecked(url.hostname, resolve, isBlocked),
+            controller.signal,
+          ).then(
+            () => null,
+            (err: unknown) => err,
+          );
+          if (checked !== null) {
+            if (timedOut) return failureOutcome("timeout", elapsed(start));
+            const code = (checked as { code?: unknown }).code;
+            return failureOutcome(
+              code === BLOCKED_ADDRESS_CODE ? "blocked_address" : "dns_error",
+              elapsed(start),
+            );
+          }
+        }
+      }
+      const res = await fetch(url, {
+        method: "POST",
+        headers: await deliveryHeaders(req, options.userAgent),
+        body: req.body,
+        redirect: "manual",
+        signal: controller.signal,
+      });
+      // A spec-following fetch hides a manual redirect behind status 0; Node, Bun and Deno show the 3xx.
+      if (res.type === "opaqueredirect") return failureOutcome("redirect", elapsed(start));
+      status = res.status;
+      if (res.body) {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          if (body.push(chunk)) break;
+        }
+      }
+      return responseOutcome({
+        status,
+        retryAfter: res.headers.get("retry-after"),
+        body: body.text(),
+        durationMs: elapsed(start),
+        now: new Date(),
+      });
+    } catch (err) {
+      const error = timedOut ? "timeout" : classifyFailure(err);
+      return failureOutcome(error, elapsed(start), { status, body: status === null ? null : body.text() });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    send(req) {
+      const p = attempt(req);
+      inFlight.add(p);
+      void p.finally(() => inFlight.delete(p));
+      return p;
+    },
+    /** Refuses new work and waits for deliveries in flight (each bounded by timeoutMs). */
+    async close() {
+      closed = true;
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}
+
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}

@@ -1,0 +1,95 @@
+import { parseRetryAfter } from "../../domain/backoff.ts";
+import { type DeliveryError, RESPONSE_BODY_LIMIT, type SendOutcome } from "../../domain/delivery.ts";
+import { signatureHeader } from "../../domain/signing.ts";
+import type { DeliveryRequest } from "./sender.ts";
+
+/** The five headers every delivery carries, and nothing else of ours. */
+export async function deliveryHeaders(
+  req: DeliveryRequest,
+  userAgent: string,
+): Promise<Record<string, string>> {
+  return {
+    "Content-Type": "application/json",
+    "User-Agent": userAgent,
+    "X-Webhook-Id": req.eventId,
+    "X-Webhook-Timestamp": String(req.timestamp),
+    "X-Webhook-Signature": await signatureHeader(req.secrets, req.timestamp, req.body),
+  };
+}
+
+/**
+ * Keeps the first `limit` bytes of a response body. The caller stops reading once `push` answers
+ * true: leaving a for-await loop early destroys a Node stream or cancels a web stream, so a huge or
+ * endless body costs no more than the limit. What was kept stays readable after a failure.
+ */
+export class BodyPrefix {
+  private readonly buf: Uint8Array;
+  private size = 0;
+  truncated = false;
+
+  constructor(private readonly limit = RESPONSE_BODY_LIMIT) {
+    this.buf = new Uint8Array(limit);
+  }
+
+  /** Adds a chunk; true when the limit is reached and the rest should not be read. */
+  push(chunk: Uint8Array): boolean {
+    const take = Math.min(chunk.byteLength, this.limit - this.size);
+    this.buf.set(chunk.subarray(0, take), this.size);
+    this.size += take;
+    if (take < chunk.byteLength) this.truncated = true;
+    return this.size >= this.limit;
+  }
+
+  /** The kept bytes as text; invalid UTF-8 becomes U+FFFD, a character cut at the limit is dropped. */
+  text(): string {
+    return decode(this.buf.subarray(0, this.size), this.size >= this.limit);
+  }
+}
+
+function decode(bytes: Uint8Array, truncated: boolean): string {
+  // stream: true keeps an incomplete trailing sequence back instead of emitting U+FFFD for it.
+  return new TextDecoder("utf-8", { fatal: false }).decode(bytes, { stream: truncated });
+}
+
+/** The outcome of an attempt that got an HTTP answer. */
+export function responseOutcome(input: {
+  status: number;
+  retryAfter: string | null;
+  body: string;
+  durationMs: number;
+  now: Date;
+}): SendOutcome {
+  const { status } = input;
+  const ok = status >= 200 && status < 300;
+  const error: DeliveryError | null = ok ? null : status >= 300 && status < 400 ? "redirect" : "http_status";
+  const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(input.retryAfter, input.now) : null;
+  return {
+    ok,
+    responseStatus: status,
+    responseBody: input.body,
+    error,
+    durationMs: input.durationMs,
+    retryAfterMs,
+  };
+}
+
+/** The outcome of an attempt that failed before a complete answer, keeping what was seen. */
+export function failureOutcome(
+  error: DeliveryError,
+  durationMs: number,
+  seen: { status?: number | null; body?: string | null } = {},
+): SendOutcome {
+  return {
+    ok: false,
+    responseStatus: seen.status ?? null,
+    responseBody: seen.body ?? null,
+    error,
+    durationMs,
+    retryAfterMs: null,
+  };
+}
+
+/** Milliseconds since `start` (a performance.now() reading), whole. */
+export function elapsed(start: number): number {
+  return Math.max(0, Math.round(performance.now() - start));
+}
