@@ -61,7 +61,8 @@ export function endpointUseCases(deps: AppDeps) {
         enabled: true,
         disabledReason: null,
         secrets: [{ sealed: await cipher.seal(secret), expiresAt: null }],
-        createdAt: new Date(Math.floor(now.getTime() / 1000) * 1000),
+        // Kept to the millisecond so lists stay newest first within a second; the API shows it to the second.
+        createdAt: now,
         updatedAt: now,
         failingSince: null,
         lastSuccessAt: null,

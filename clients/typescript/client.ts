@@ -1,0 +1,111 @@
+import createClient, { type Client } from "openapi-fetch";
+import type { components, paths } from "./schema.d.ts";
+
+/** The typed Herald client: `client.GET("/api/v1/webhooks")`, paths and bodies checked against the OpenAPI document. */
+export type HeraldClient = Client<paths>;
+
+/** A registered endpoint, as the API returns it (no secret). */
+export type Webhook = components["schemas"]["Webhook"];
+/** An endpoint together with the secret just issued (creation, rotation). */
+export type WebhookWithSecret = components["schemas"]["WebhookWithSecret"];
+/** One delivery attempt. */
+export type Delivery = components["schemas"]["Delivery"];
+/** An event envelope. */
+export type HeraldEvent = components["schemas"]["Event"];
+/** The answer to publishing an event: the envelope plus how many endpoints it was fanned out to. */
+export type PublishedEvent = components["schemas"]["PublishedEvent"];
+/** An event type of the catalog. */
+export type EventType = components["schemas"]["EventType"];
+/** An RFC 9457 problem document, as every error is answered. */
+export type Problem = components["schemas"]["Problem"];
+/** One invalid field of a 422 answer. */
+export type ValidationIssue = components["schemas"]["ValidationIssue"];
+
+/** Options of `createHeraldClient`. */
+export interface HeraldClientOptions {
+  /** Where Herald listens, e.g. `http://localhost:8080` (without `/api/v1`). */
+  baseUrl: string;
+  /** An API token (`hrld_...`); sent as `Authorization: Bearer <token>`. Omit for health calls. */
+  token?: string | undefined;
+  /** A fetch to use instead of the global one (tests pass `(req) => app.fetch(req)`). */
+  fetch?: ((request: Request) => Promise<Response>) | undefined;
+}
+
+/** Creates a typed client for the Herald API. */
+export function createHeraldClient(options: HeraldClientOptions): HeraldClient {
+  return createClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/+$/, ""),
+    headers: options.token ? { Authorization: `Bearer ${options.token}` } : {},
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+}
+
+/** An error answer of the Herald API, with the fields of its problem document. */
+export class HeraldApiError extends Error {
+  /** The HTTP status. */
+  readonly status: number;
+  /** The stable machine code (`not_found`, `validation_failed`, ...); `unknown` when the body was not a problem. */
+  readonly code: string;
+  readonly type: string;
+  readonly title: string;
+  readonly detail: string;
+  /** The invalid fields of a 422; empty otherwise. */
+  readonly errors: ValidationIssue[];
+  /** The request id to quote when reporting a problem. */
+  readonly requestId: string | null;
+  /** The parsed (or raw text) body as received. */
+  readonly body: unknown;
+
+  constructor(status: number, body: unknown) {
+    const p = (typeof body === "object" && body !== null ? body : {}) as Partial<Problem> & {
+      errors?: ValidationIssue[];
+    };
+    const detail = typeof p.detail === "string" ? p.detail : `HTTP ${status}`;
+    super(`${status} ${p.code ?? "unknown"}: ${detail}`);
+    this.name = "HeraldApiError";
+    this.status = status;
+    this.code = typeof p.code === "string" ? p.code : "unknown";
+    this.type = typeof p.type === "string" ? p.type : "about:blank";
+    this.title = typeof p.title === "string" ? p.title : "";
+    this.detail = detail;
+    this.errors = Array.isArray(p.errors) ? p.errors : [];
+    this.requestId = typeof p.request_id === "string" ? p.request_id : null;
+    this.body = body;
+  }
+}
+
+/** The result of an openapi-fetch call: data on success, error otherwise. */
+export interface FetchResult<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+/** Awaits a client call and returns its data; throws `HeraldApiError` for any non-2xx answer. */
+export async function unwrap<T>(call: Promise<FetchResult<T>> | FetchResult<T>): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw new HeraldApiError(response.status, error);
+  return data as T;
+}
+
+/** One page of a Herald list. */
+export interface ListPage<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+/**
+ * Walks every item of a list, page after page, following `next_cursor`.
+ * `fetchPage` gets the cursor (undefined for the first page), e.g.
+ * `paginate((cursor) => unwrap(client.GET("/api/v1/webhooks", { params: { query: { cursor } } })))`.
+ */
+export async function* paginate<T>(
+  fetchPage: (cursor: string | undefined) => Promise<ListPage<T>>,
+): AsyncGenerator<T, void, undefined> {
+  let cursor: string | undefined;
+  do {
+    const page = await fetchPage(cursor);
+    yield* page.data;
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor !== undefined);
+}

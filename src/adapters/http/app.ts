@@ -1,0 +1,90 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { Scalar } from "@scalar/hono-api-reference";
+import type { AppEnv, HttpApp, HttpDeps } from "./env.ts";
+import { accessLog } from "./middleware/access-log.ts";
+import { bearerAuth } from "./middleware/auth.ts";
+import { requestId } from "./middleware/request-id.ts";
+import { openApiDocument } from "./openapi.ts";
+import { internalProblem, problemFromError, respondProblem } from "./problem.ts";
+import * as getDelivery from "./routes/deliveries/get.ts";
+import * as listDeliveries from "./routes/deliveries/list.ts";
+import * as retryDelivery from "./routes/deliveries/retry.ts";
+import * as getEvent from "./routes/events/get.ts";
+import * as publishEvent from "./routes/events/publish.ts";
+import * as healthz from "./routes/operations/healthz.ts";
+import * as metrics from "./routes/operations/metrics.ts";
+import * as readyz from "./routes/operations/readyz.ts";
+import * as createWebhook from "./routes/webhooks/create.ts";
+import * as deleteWebhook from "./routes/webhooks/delete.ts";
+import * as enableWebhook from "./routes/webhooks/enable.ts";
+import * as getWebhook from "./routes/webhooks/get.ts";
+import * as listWebhooks from "./routes/webhooks/list.ts";
+import * as rotateWebhook from "./routes/webhooks/rotate.ts";
+import * as updateWebhook from "./routes/webhooks/update.ts";
+import { validationHook } from "./validation.ts";
+
+export type { HttpDeps } from "./env.ts";
+
+export const API_PREFIX = "/api/v1";
+
+// The literal /webhooks/deliveries/... routes come before /webhooks/{id}/..., so a delivery path is
+// never read as an endpoint id.
+const API_ROUTES = [
+  getDelivery,
+  retryDelivery,
+  listDeliveries,
+  createWebhook,
+  listWebhooks,
+  getWebhook,
+  updateWebhook,
+  rotateWebhook,
+  enableWebhook,
+  deleteWebhook,
+  publishEvent,
+  getEvent,
+];
+
+/**
+ * The HTTP edge: /api/v1 (bearer auth), health, readiness, metrics, the OpenAPI document and its
+ * Scalar reference. Order under /api/v1: request id, access log, auth (401), then per route the body
+ * checks (413, 415, 400), schema validation (422) and the use case.
+ */
+export function createHttpApp(deps: HttpDeps): HttpApp {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API token (hrld_...) from `herald tokens create`.",
+  });
+
+  app.use("*", requestId(deps.logger), accessLog());
+  app.use(`${API_PREFIX}/*`, bearerAuth(deps.tokens));
+
+  const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  for (const r of API_ROUTES) r.register(api, deps);
+  app.route(API_PREFIX, api);
+
+  healthz.register(app);
+  readyz.register(app, deps);
+  metrics.register(app, deps);
+
+  let document: ReturnType<typeof openApiDocument> | undefined;
+  app.get("/openapi.json", (c) => {
+    document ??= openApiDocument(app, deps.version);
+    return c.json(document);
+  });
+  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "Herald API reference" }));
+
+  app.notFound((c) => respondProblem(c, { code: "not_found", detail: "No resource exists at this path." }));
+  app.onError((error, c) => {
+    const known = problemFromError(error);
+    if (known) {
+      if (known.code === "unavailable") c.var.logger.warn("database unavailable", { error });
+      return respondProblem(c, known);
+    }
+    const id = c.get("requestId") ?? "unknown";
+    c.var.logger.error("unhandled error", { error, stack: error.stack });
+    return respondProblem(c, internalProblem(id));
+  });
+  return app;
+}

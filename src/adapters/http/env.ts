@@ -1,0 +1,34 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { DeliveryUseCases } from "../../app/deliveries.ts";
+import type { EndpointUseCases } from "../../app/endpoints.ts";
+import type { EventUseCases } from "../../app/events.ts";
+import type { Logger } from "../../app/logger.ts";
+import type { Scope } from "../../app/ports.ts";
+import type { TokenUseCases } from "../../app/tokens.ts";
+
+/** What the HTTP edge needs, built once in the entry point. */
+export interface HttpDeps {
+  endpoints: EndpointUseCases;
+  events: EventUseCases;
+  deliveries: DeliveryUseCases;
+  tokens: TokenUseCases;
+  /** Resolves when the database answers (readiness). */
+  ping(): Promise<void>;
+  /** The Prometheus text exposition. */
+  metrics(): Promise<string>;
+  logger: Logger;
+  /** Herald's version: the OpenAPI document's info.version. */
+  version: string;
+}
+
+/** Per-request values handlers read from `c.var`. */
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    logger: Logger;
+    /** Set by the bearer-token middleware on /api/v1; absent elsewhere. */
+    scope: Scope;
+  };
+}
+
+export type HttpApp = OpenAPIHono<AppEnv>;

@@ -1,0 +1,34 @@
+import type { HttpApp } from "./env.ts";
+import { PROBLEM_TYPE_BASE } from "./problem.ts";
+
+const DESCRIPTION = `Herald delivers signed webhooks: register HTTPS endpoints, publish events, inspect and replay deliveries.
+
+Every \`/api/v1\` call needs \`Authorization: Bearer <token>\` (tokens come from \`herald tokens create\`). A token sees only its own
+project: another project's resources answer 404 exactly like missing ones.
+
+Errors are \`application/problem+json\` (RFC 9457) with \`type\`, \`title\`, \`status\`, \`detail\`, a stable \`code\` and the
+\`request_id\`; validation errors add \`errors: [{path, message}]\` with paths such as \`body.url\` or \`query.limit\`.
+\`type\` is \`${PROBLEM_TYPE_BASE}<code>\`. Under \`/api/v1\` authentication is checked first, so an unauthenticated
+call to an unknown path answers 401; an authenticated one answers 404. A known path with an unsupported method answers 404.
+
+Lists are newest first and answer \`{data, next_cursor}\`; pass \`next_cursor\` back as \`cursor\`.`;
+
+/** The OpenAPI 3.1 document of the app's routes (the committed openapi/openapi.json). */
+export function openApiDocument(app: HttpApp, version: string) {
+  return app.getOpenAPI31Document({
+    openapi: "3.1.0",
+    info: {
+      title: "Herald",
+      version,
+      description: DESCRIPTION,
+      license: { name: "Apache-2.0" },
+    },
+    servers: [{ url: "/", description: "The server that serves this document" }],
+    tags: [
+      { name: "Webhooks", description: "Registered endpoints and their signing secrets." },
+      { name: "Events", description: "Publishing events, which are fanned out to subscribed endpoints." },
+      { name: "Deliveries", description: "Delivery attempts: inspect and replay." },
+      { name: "Operations", description: "Health, readiness and metrics; no authentication." },
+    ],
+  });
+}

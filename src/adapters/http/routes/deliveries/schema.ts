@@ -1,0 +1,57 @@
+import { z } from "@hono/zod-openapi";
+import { DELIVERY_ERRORS, DELIVERY_STATUSES, DELIVERY_TRIGGERS } from "../../../../domain/delivery.ts";
+import { EVENT_ID_PATTERN } from "../../../../domain/envelope.ts";
+import { EVENT_TYPES } from "../../../../domain/event-catalog.ts";
+import { EventTypeSchema, listOf, pageQuery, timestamp, uuidParam } from "../shared.ts";
+
+export const DeliverySchema = z
+  .object({
+    id: z.uuid(),
+    webhook_id: z.uuid(),
+    event_id: z.string().regex(EVENT_ID_PATTERN),
+    event_type: EventTypeSchema,
+    attempt: z.number().int().min(1).openapi({ description: "1, 2, ... per event and endpoint." }),
+    trigger: z.enum(DELIVERY_TRIGGERS),
+    status: z.enum(DELIVERY_STATUSES),
+    url: z.string().openapi({ format: "uri", description: "The endpoint URL this attempt used." }),
+    response_status: z.number().int().nullable(),
+    response_body: z.string().nullable().openapi({ description: "The first 4 KiB of the answer, as text." }),
+    error: z.enum(DELIVERY_ERRORS).nullable(),
+    duration_ms: z.number().int().nullable(),
+    scheduled_at: timestamp("When the attempt is or was due."),
+    attempted_at: timestamp("When it was made.").nullable(),
+    next_attempt_at: timestamp("When a failed automatic attempt will be followed by another.").nullable(),
+    created_at: timestamp("When the record was created."),
+  })
+  .openapi("Delivery", { description: "One attempt to POST one event to one endpoint." });
+
+export const DeliveryListSchema = listOf(DeliverySchema, "DeliveryList");
+
+export const DeliveryIdParams = z.object({ delivery_id: uuidParam("delivery_id", "The delivery id.") });
+
+const since = (name: string, description: string) =>
+  z.iso
+    .datetime({ offset: true })
+    .optional()
+    .openapi({ param: { name, in: "query" }, description });
+
+export const ListDeliveriesQuery = z.object({
+  status: z
+    .enum(DELIVERY_STATUSES)
+    .optional()
+    .openapi({ param: { name: "status", in: "query" } }),
+  event_type: z
+    .enum(EVENT_TYPES)
+    .optional()
+    .openapi({ param: { name: "event_type", in: "query" } }),
+  event_id: z
+    .string()
+    .regex(EVENT_ID_PATTERN)
+    .optional()
+    .openapi({ param: { name: "event_id", in: "query" } }),
+  since: since("since", "Only records created at or after this time (ISO 8601)."),
+  until: since("until", "Only records created before this time (ISO 8601)."),
+  ...pageQuery,
+});
+
+export type DeliveryJson = z.infer<typeof DeliverySchema>;

@@ -1,0 +1,3 @@
+import { z } from "@hono/zod-openapi";
+
+export const HealthSchema = z.object({ status: z.literal("ok") }).openapi("Health");

@@ -1,0 +1,54 @@
+import { z } from "@hono/zod-openapi";
+import { EVENT_TYPES } from "../../../domain/event-catalog.ts";
+import { UUID_PATTERN } from "../../../domain/ids.ts";
+
+/** Fields of every list query: `limit` (1-100, default 50) and the opaque `cursor`. */
+export const pageQuery = {
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(50)
+    .openapi({ param: { name: "limit", in: "query" }, description: "Items per page, 1-100.", example: 50 }),
+  cursor: z
+    .string()
+    .optional()
+    .openapi({
+      param: { name: "cursor", in: "query" },
+      description: "The `next_cursor` of the previous page.",
+    }),
+};
+
+/** A UUID in a path; a malformed one answers 404 like an unknown one. */
+export const uuidParam = (name: string, description: string) =>
+  z
+    .string()
+    .regex(UUID_PATTERN)
+    .openapi({ param: { name, in: "path" }, format: "uuid", description });
+
+/** An event type of the catalog; an unknown one is named in the error. */
+export const EventTypeSchema = z
+  .enum(EVENT_TYPES, {
+    error: (issue) =>
+      typeof issue.input === "string"
+        ? `unknown event type "${issue.input}"`
+        : "must be an event type of the catalog",
+  })
+  .openapi("EventType", { description: "An event type of the catalog." });
+
+/** A UTC ISO 8601 timestamp with milliseconds. */
+export const timestamp = (description: string) =>
+  z.iso.datetime().openapi({ example: "2026-11-21T10:00:00.000Z", description });
+
+/** The envelope of every list answer. */
+export const listOf = <T extends z.ZodType>(item: T, name: string) =>
+  z
+    .object({
+      data: z.array(item),
+      next_cursor: z
+        .string()
+        .nullable()
+        .openapi({ description: "Pass as `cursor` for the next page; null on the last page." }),
+    })
+    .openapi(name);

@@ -1,0 +1,41 @@
+import { createRoute } from "@hono/zod-openapi";
+import type { HttpApp, HttpDeps } from "../../env.ts";
+import { AUTHENTICATED_ERRORS, BEARER_AUTH, BODY_ERRORS, errorResponses } from "../../errors.ts";
+import { jsonBody } from "../../middleware/json-body.ts";
+import { withIssuePrefix } from "../../problem.ts";
+import { presentWebhook } from "./present.ts";
+import { CreateWebhookSchema, WebhookWithSecretSchema } from "./schema.ts";
+
+export const route = createRoute({
+  method: "post",
+  path: "/webhooks",
+  operationId: "createWebhook",
+  tags: ["Webhooks"],
+  summary: "Register an endpoint",
+  description:
+    "Registers an HTTPS endpoint for the listed event types. The secret is shown only in this answer.",
+  security: BEARER_AUTH,
+  middleware: jsonBody,
+  request: {
+    body: { required: true, content: { "application/json": { schema: CreateWebhookSchema } } },
+  },
+  responses: {
+    201: {
+      description: "The endpoint, with its signing secret.",
+      headers: { Location: { description: "The endpoint's URL.", schema: { type: "string" } } },
+      content: { "application/json": { schema: WebhookWithSecretSchema } },
+    },
+    ...errorResponses(...AUTHENTICATED_ERRORS, ...BODY_ERRORS),
+  },
+});
+
+export function register(app: HttpApp, deps: HttpDeps): void {
+  app.openapi(route, async (c) => {
+    const body = c.req.valid("json");
+    const { endpoint, secret } = await deps.endpoints
+      .create(c.var.scope, body)
+      .catch((e: unknown) => Promise.reject(withIssuePrefix(e, "body")));
+    c.header("Location", `/api/v1/webhooks/${endpoint.id}`);
+    return c.json({ ...presentWebhook(endpoint), secret }, 201);
+  });
+}

@@ -1,0 +1,17 @@
+import type { Endpoint } from "../../../../domain/endpoint.ts";
+import { isoMillis, isoSeconds } from "../../../../domain/time.ts";
+import type { WebhookJson } from "./schema.ts";
+
+/** The public JSON of an endpoint: never its sealed secrets. */
+export function presentWebhook(e: Endpoint): WebhookJson {
+  return {
+    id: e.id,
+    url: e.url,
+    events: e.events,
+    enabled: e.enabled,
+    description: e.description,
+    created_at: isoSeconds(e.createdAt),
+    updated_at: isoMillis(e.updatedAt),
+    disabled_reason: e.disabledReason,
+  };
+}

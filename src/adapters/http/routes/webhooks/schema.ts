@@ -1,0 +1,95 @@
+import { z } from "@hono/zod-openapi";
+import { DISABLED_REASONS } from "../../../../domain/endpoint.ts";
+import { MAX_URL_LENGTH } from "../../../../domain/endpoint-url.ts";
+import { EVENT_TYPES } from "../../../../domain/event-catalog.ts";
+import { EventTypeSchema, listOf, pageQuery, timestamp, uuidParam } from "../shared.ts";
+
+const url = z.string().max(MAX_URL_LENGTH).openapi({
+  format: "uri",
+  example: "https://example.com/webhooks/herald",
+  description: "Absolute https:// URL, at most 2048 characters, without user or password.",
+});
+
+const events = z
+  .array(EventTypeSchema)
+  .min(1, { error: "must list at least one event type" })
+  .superRefine((types, ctx) => {
+    const seen = new Set<string>();
+    types.forEach((t, i) => {
+      if (seen.has(t)) ctx.addIssue({ code: "custom", path: [i], message: `duplicate event type "${t}"` });
+      seen.add(t);
+    });
+  })
+  .openapi({ uniqueItems: true, description: "Event types to receive; no duplicates." });
+
+const description = z.string().max(1024).nullable().openapi({ example: "Order service" });
+
+export const CreateWebhookSchema = z
+  .object({ url, events, description: description.optional() })
+  .openapi("CreateWebhookRequest");
+
+export const UpdateWebhookSchema = z
+  .object({
+    url: url.optional(),
+    events: events.optional(),
+    description: description.optional(),
+    enabled: z.boolean().optional().openapi({ description: "false disables the endpoint (`manual`)." }),
+  })
+  .refine((o) => Object.values(o).some((v) => v !== undefined), {
+    error: "must contain at least one of url, events, description, enabled",
+  })
+  .openapi("UpdateWebhookRequest", { minProperties: 1 });
+
+export const RotateSecretSchema = z
+  .object({
+    grace_period_seconds: z.number().int().min(0).max(604_800).default(0).openapi({
+      description: "How long the previous secret keeps signing too (0-604800 s).",
+    }),
+  })
+  .openapi("RotateSecretRequest");
+
+export const WebhookSchema = z
+  .object({
+    id: z.uuid(),
+    url: z.string().openapi({ format: "uri" }),
+    events: z.array(EventTypeSchema),
+    enabled: z.boolean(),
+    description: z.string().nullable(),
+    created_at: z.iso
+      .datetime()
+      .openapi({ example: "2026-11-21T10:00:00Z", description: "Second precision." }),
+    updated_at: timestamp("Last change."),
+    disabled_reason: z.enum(DISABLED_REASONS).nullable(),
+  })
+  .openapi("Webhook", { description: "A registered endpoint. The secret is never shown again." });
+
+export const WebhookWithSecretSchema = z
+  .object({
+    ...WebhookSchema.shape,
+    secret: z.string().openapi({
+      example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=",
+      description: "Shown only now: whsec_ + base64 of 32 random bytes.",
+    }),
+  })
+  .openapi("WebhookWithSecret");
+
+export const WebhookListSchema = listOf(WebhookSchema, "WebhookList");
+
+export const WebhookIdParams = z.object({ id: uuidParam("id", "The endpoint id.") });
+
+export const ListWebhooksQuery = z.object({
+  enabled: z
+    .enum(["true", "false"])
+    .optional()
+    .openapi({ param: { name: "enabled", in: "query" }, description: "Only enabled or disabled endpoints." }),
+  event: z
+    .enum(EVENT_TYPES)
+    .optional()
+    .openapi({
+      param: { name: "event", in: "query" },
+      description: "Only endpoints subscribed to this type.",
+    }),
+  ...pageQuery,
+});
+
+export type WebhookJson = z.infer<typeof WebhookSchema>;
