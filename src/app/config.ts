@@ -101,6 +101,7 @@ export const configSchema = z.object({
   HERALD_MASTER_KEY: masterKey,
   HERALD_RETRY_SCHEDULE: schedule,
   HERALD_DELIVERY_TIMEOUT: duration("HERALD_DELIVERY_TIMEOUT", "15s", 1),
+  HERALD_LEASE_MARGIN: duration("HERALD_LEASE_MARGIN", "60s", 1_000),
   HERALD_CONCURRENCY: int("HERALD_CONCURRENCY", 200, 1, 10_000),
   HERALD_ENDPOINT_CONCURRENCY: int("HERALD_ENDPOINT_CONCURRENCY", 10, 1, 1_000),
   HERALD_DISABLE_AFTER: duration("HERALD_DISABLE_AFTER", "5d", 1),
@@ -126,6 +127,8 @@ export interface Config {
   masterKey: Uint8Array | null;
   retryScheduleMs: number[];
   deliveryTimeoutMs: number;
+  /** A lease lasts deliveryTimeoutMs + leaseMarginMs; after a crash, its deliveries wait that long. */
+  leaseMarginMs: number;
   concurrency: number;
   endpointConcurrency: number;
   disableAfterMs: number;
@@ -162,6 +165,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     masterKey: c.HERALD_MASTER_KEY,
     retryScheduleMs: c.HERALD_RETRY_SCHEDULE,
     deliveryTimeoutMs: c.HERALD_DELIVERY_TIMEOUT,
+    leaseMarginMs: c.HERALD_LEASE_MARGIN,
     concurrency: c.HERALD_CONCURRENCY,
     endpointConcurrency: c.HERALD_ENDPOINT_CONCURRENCY,
     disableAfterMs: c.HERALD_DISABLE_AFTER,

@@ -23,6 +23,11 @@ export interface DispatcherOptions {
   endpointConcurrency: number;
   retryScheduleMs: readonly number[];
   deliveryTimeoutMs: number;
+  /**
+   * How much longer than `deliveryTimeoutMs` a lease lasts (default 60 s): room for claiming, signing
+   * and recording around the send. A crashed process's deliveries are claimed again once it has passed.
+   */
+  leaseMarginMs?: number;
   /** Most deliveries claimed in one round trip. */
   batchSize?: number;
   /** Results are written together once this many are waiting, or after flushDelayMs. */
@@ -71,7 +76,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const flushSize = options.flushSize ?? 200;
   const flushDelayMs = options.flushDelayMs ?? 5;
   // A lease outlives the longest send by a wide margin; an expired lease means the owner died.
-  const leaseMs = options.deliveryTimeoutMs + 60_000;
+  const leaseMs = options.deliveryTimeoutMs + (options.leaseMarginMs ?? 60_000);
 
   let running = false;
   let pumping = false;
@@ -166,7 +171,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const attemptedAt = clock.now();
     let outcome: SendOutcome;
     try {
-      const secrets = await Promise.all(activeSecrets(endpoint.secrets, attemptedAt).map((s) => openSecret(s.sealed)));
+      const secrets = await Promise.all(
+        activeSecrets(endpoint.secrets, attemptedAt).map((s) => openSecret(s.sealed)),
+      );
       outcome = await sender.send({
         url: endpoint.url,
         body: event.body,
@@ -234,7 +241,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     inFlight++;
     perEndpoint.set(work.endpoint.id, (perEndpoint.get(work.endpoint.id) ?? 0) + 1);
     void attempt(work)
-      .catch((e) => logger.error("delivery attempt crashed", { error: e as Error, delivery_id: work.delivery.id }))
+      .catch((e) =>
+        logger.error("delivery attempt crashed", { error: e as Error, delivery_id: work.delivery.id }),
+      )
       .finally(() => {
         inFlight--;
         const n = (perEndpoint.get(work.endpoint.id) ?? 1) - 1;

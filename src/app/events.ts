@@ -75,6 +75,38 @@ export function eventUseCases(deps: AppDeps) {
     await repos.events.markFannedOut([event.id]);
   }
 
+  /**
+   * Stores the event with its targets, then their first deliveries, and wakes the dispatcher. The event
+   * is stored first: if the process dies in between, the maintenance job finds it still marked
+   * fanoutPending and creates the same deliveries (same ids). Returns the first deliveries, or null when
+   * an event with this id was stored already.
+   */
+  async function accept(
+    scope: Scope,
+    envelope: Envelope,
+    targets: readonly Endpoint[],
+    now: Date,
+  ): Promise<Delivery[] | null> {
+    const event: StoredEvent = {
+      id: envelope.id,
+      tenantId: scope.tenantId,
+      projectId: scope.projectId,
+      type: envelope.type,
+      body: serializeEnvelope(envelope),
+      occurredAt: new Date(envelope.occurred_at),
+      createdAt: now,
+      targets: targets.map((e) => e.id),
+      fanoutPending: targets.length > 0,
+    };
+    if (!(await repos.events.insert(event))) return null;
+    if (targets.length === 0) return [];
+    const deliveries = await firstDeliveries(event, targets, now);
+    await repos.deliveries.insertMany(deliveries);
+    await repos.events.markFannedOut([event.id]);
+    signal.notify();
+    return deliveries;
+  }
+
   return {
     async publish(scope: Scope, input: PublishInput): Promise<PublishResult> {
       const now = clock.now();
@@ -125,32 +157,16 @@ export function eventUseCases(deps: AppDeps) {
         resourceId: input.resourceId,
       });
       const subscribed = await repos.endpoints.listSubscribed(scope, envelope.type);
-      const event: StoredEvent = {
-        id: envelope.id,
-        tenantId: scope.tenantId,
-        projectId: scope.projectId,
-        type: envelope.type,
-        body: serializeEnvelope(envelope),
-        occurredAt,
-        createdAt: now,
-        targets: subscribed.map((e) => e.id),
-        fanoutPending: subscribed.length > 0,
-      };
-      // The event is stored before its deliveries: if the process dies in between, the maintenance
-      // job finds it still marked fanoutPending and creates the same deliveries (same ids).
-      const inserted = await repos.events.insert(event);
-      if (!inserted) {
-        const earlier = await repos.events.get(scope, event.id);
-        if (!earlier) throw new Error(`event ${event.id} exists in another scope`);
+      const accepted = await accept(scope, envelope, subscribed, now);
+      if (!accepted) {
+        const earlier = await repos.events.get(scope, envelope.id);
+        if (!earlier) throw new Error(`event ${envelope.id} exists in another scope`);
         return { envelope: envelopeOf(earlier), endpoints: earlier.targets.length, replayed: true };
-      }
-      if (subscribed.length > 0) {
-        await repos.deliveries.insertMany(await firstDeliveries(event, subscribed, now));
-        await repos.events.markFannedOut([event.id]);
-        signal.notify();
       }
       return { envelope, endpoints: subscribed.length, replayed: false };
     },
+
+    accept,
 
     async get(scope: Scope, id: string): Promise<Envelope> {
       const event = await repos.events.get(scope, id);

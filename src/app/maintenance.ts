@@ -26,7 +26,10 @@ export function maintenanceJobs(deps: MaintenanceDeps) {
     /** Disables endpoints that have failed without a single success for the configured time. */
     async disableFailing(): Promise<number> {
       const now = clock.now();
-      const failing = await repos.endpoints.listFailingSince(new Date(now.getTime() - deps.disableAfterMs), 500);
+      const failing = await repos.endpoints.listFailingSince(
+        new Date(now.getTime() - deps.disableAfterMs),
+        500,
+      );
       let n = 0;
       for (const e of failing) {
         if (await repos.endpoints.disable(e.id, "failing", now)) {

@@ -154,6 +154,8 @@ export interface DeliveryRepository {
   list(scope: Scope, webhookId: string, filter: DeliveryFilter, page: PageRequest): Promise<Page<Delivery>>;
   /** The highest attempt number for each (event, endpoint) pair given; absent pairs are 0. */
   maxAttempts(pairs: readonly { eventId: string; webhookId: string }[]): Promise<Map<string, number>>;
+  /** The latest delivery (highest attempt) of each given event to the endpoint; events with none are absent. */
+  latestForEvents(webhookId: string, eventIds: readonly string[]): Promise<Map<string, Delivery>>;
   /** Cancels every pending delivery of the endpoint; returns how many. */
   cancelPending(webhookId: string, at: Date): Promise<number>;
   /** Atomically leases up to `limit` due pending deliveries (unleased or with an expired lease). */

@@ -3,6 +3,7 @@ import { createMemoryRepositories } from "../../src/adapters/memory/repositories
 import { deliveryUseCases } from "../../src/app/deliveries.ts";
 import type { AppDeps } from "../../src/app/deps.ts";
 import { createDispatcher, type DispatcherOptions } from "../../src/app/dispatcher.ts";
+import { endpointTools } from "../../src/app/endpoint-tools.ts";
 import { endpointUseCases } from "../../src/app/endpoints.ts";
 import { eventUseCases } from "../../src/app/events.ts";
 import { silentLogger } from "../../src/app/logger.ts";
@@ -145,6 +146,7 @@ export async function engineHarness(
     endpoints: endpointUseCases(deps),
     events,
     deliveries: deliveryUseCases(deps),
+    tools: endpointTools(deps, events),
     wakes: () => wakes,
     /** Wakes the dispatcher and waits until everything due has been sent and recorded. */
     async drain() {

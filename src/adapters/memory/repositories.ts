@@ -193,6 +193,7 @@ const EPOCH = new Date(0);
 
 class MemoryDeliveries implements DeliveryRepository {
   readonly rows = new Map<string, DeliveryRow>();
+  private claims = 0;
 
   private static strip(row: DeliveryRow): Delivery {
     const { leaseOwner: _o, leaseExpiresAt: _e, ...d } = row;
@@ -237,6 +238,17 @@ class MemoryDeliveries implements DeliveryRepository {
     return out;
   }
 
+  async latestForEvents(webhookId: string, eventIds: readonly string[]): Promise<Map<string, Delivery>> {
+    const wanted = new Set(eventIds);
+    const out = new Map<string, Delivery>();
+    for (const d of this.rows.values()) {
+      if (d.webhookId !== webhookId || !wanted.has(d.eventId)) continue;
+      const held = out.get(d.eventId);
+      if (!held || d.attempt > held.attempt) out.set(d.eventId, MemoryDeliveries.strip(d));
+    }
+    return out;
+  }
+
   async cancelPending(webhookId: string, at: Date): Promise<number> {
     let n = 0;
     for (const d of this.rows.values()) {
@@ -266,10 +278,13 @@ class MemoryDeliveries implements DeliveryRepository {
       .sort((a, b) => a.scheduledAt.getTime() - b.scheduledAt.getTime())
       .slice(0, r.limit);
     const expires = new Date(r.now.getTime() + r.leaseMs);
+    // Each claim gets its own token (as in MongoDB), so a worker whose lease expired and was re-taken,
+    // even by the same owner, can no longer finalise the record.
+    const token = `${r.owner}:${++this.claims}`;
     return due.map((d) => {
-      d.leaseOwner = r.owner;
+      d.leaseOwner = token;
       d.leaseExpiresAt = expires;
-      return { ...MemoryDeliveries.strip(d), leaseOwner: r.owner, leaseExpiresAt: new Date(expires) };
+      return { ...MemoryDeliveries.strip(d), leaseOwner: token, leaseExpiresAt: new Date(expires) };
     });
   }
 
@@ -295,7 +310,9 @@ class MemoryDeliveries implements DeliveryRepository {
   async release(owner: string, ids: readonly string[]): Promise<void> {
     for (const id of ids) {
       const d = this.rows.get(id);
-      if (d && d.status === "pending" && d.leaseOwner === owner) {
+      // `owner` is a claim token, or the owner that claimed (all of its claims).
+      const held = d?.leaseOwner === owner || d?.leaseOwner?.startsWith(`${owner}:`);
+      if (d && d.status === "pending" && held) {
         d.leaseOwner = null;
         d.leaseExpiresAt = EPOCH;
       }
