@@ -37,7 +37,9 @@ export class MongoDeliveries implements DeliveryRepository {
   async insertMany(deliveries: readonly Delivery[]): Promise<void> {
     if (deliveries.length === 0) return;
     // Unordered, so one existing id does not stop the rest; existing records stay as they are.
-    await insertIgnoringDuplicates(() => this.col.insertMany(deliveries.map(deliveryToDoc), { ordered: false }));
+    await insertIgnoringDuplicates(() =>
+      this.col.insertMany(deliveries.map(deliveryToDoc), { ordered: false }),
+    );
   }
 
   async get(scope: Scope, id: string): Promise<Delivery | null> {
@@ -96,7 +98,9 @@ export class MongoDeliveries implements DeliveryRepository {
     const out = new Map<string, Delivery>();
     if (eventIds.length === 0) return out;
     // Served by the (event, endpoint) index; a few records per event, so picking the latest here is cheap.
-    const docs = await this.col.find({ event_id: { $in: unique(eventIds) }, webhook_id: webhookId }).toArray();
+    const docs = await this.col
+      .find({ event_id: { $in: unique(eventIds) }, webhook_id: webhookId })
+      .toArray();
     for (const doc of docs) {
       const held = out.get(doc.event_id);
       if (!held || doc.attempt > held.attempt) out.set(doc.event_id, deliveryFromDoc(doc));

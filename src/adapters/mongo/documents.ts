@@ -1,0 +1,101 @@
+import type { DeliveryError, DeliveryStatus, DeliveryTrigger } from "../../domain/delivery.ts";
+import type { DisabledReason } from "../../domain/endpoint.ts";
+import type { EventType } from "../../domain/event-catalog.ts";
+
+// Stored shapes: snake_case fields, `_id` is the domain id, times are BSON dates.
+
+export interface SecretDoc {
+  sealed: string;
+  expires_at: Date | null;
+}
+
+export interface EndpointDoc {
+  _id: string;
+  tenant_id: string;
+  project_id: string;
+  url: string;
+  events: EventType[];
+  description: string | null;
+  enabled: boolean;
+  disabled_reason: DisabledReason | null;
+  secrets: SecretDoc[];
+  created_at: Date;
+  updated_at: Date;
+  failing_since: Date | null;
+  last_success_at: Date | null;
+}
+
+export interface EventDoc {
+  _id: string;
+  tenant_id: string;
+  project_id: string;
+  type: EventType;
+  body: string;
+  occurred_at: Date;
+  created_at: Date;
+  targets: string[];
+  fanout_pending: boolean;
+}
+
+export interface DeliveryDoc {
+  _id: string;
+  tenant_id: string;
+  project_id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: EventType;
+  attempt: number;
+  trigger: DeliveryTrigger;
+  status: DeliveryStatus;
+  url: string;
+  response_status: number | null;
+  response_body: string | null;
+  error: DeliveryError | null;
+  duration_ms: number | null;
+  scheduled_at: Date;
+  attempted_at: Date | null;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  /** The claim token of the current lease; null when unleased. */
+  lease_owner: string | null;
+  /** The epoch when unleased, so "lease expired" is one range and the claim index needs no $or. */
+  lease_expires_at: Date;
+  /** The generation of the latest lease (0: never leased); the next claim competes for generation + 1. */
+  lease_version: number;
+}
+
+/**
+ * One lease generation of one delivery. Inserted, never updated: the unique _id makes "who holds
+ * generation n" atomic even on FerretDB v1, whose conditional updates read and write in two steps.
+ */
+export interface LeaseDoc {
+  /** `<delivery id>:<generation>` */
+  _id: string;
+  delivery_id: string;
+  generation: number;
+  owner: string;
+  expires_at: Date;
+  created_at: Date;
+}
+
+export interface TokenDoc {
+  _id: string;
+  hash: string;
+  prefix: string;
+  tenant_id: string;
+  project_id: string;
+  name: string | null;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+export interface IdempotencyDoc {
+  /** The scope key: one record per key. */
+  _id: string;
+  event_id: string;
+  fingerprint: string;
+  created_at: Date;
+}
+
+/** lease_expires_at of an unleased delivery. */
+export const UNLEASED = new Date(0);

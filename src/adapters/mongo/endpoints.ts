@@ -1,0 +1,103 @@
+import type { Collection, Filter } from "mongodb";
+import type {
+  EndpointFilter,
+  EndpointPatch,
+  EndpointRepository,
+  Page,
+  PageRequest,
+  Scope,
+} from "../../app/ports.ts";
+import type { DisabledReason, Endpoint } from "../../domain/endpoint.ts";
+import type { EventType } from "../../domain/event-catalog.ts";
+import type { EndpointDoc } from "./documents.ts";
+import { endpointFromDoc, endpointPatchToSet, endpointToDoc, inOrderOf } from "./mappers.ts";
+import { afterCursor, fetchSize, NEWEST_FIRST, toPage } from "./paging.ts";
+
+const scoped = (scope: Scope) => ({ tenant_id: scope.tenantId, project_id: scope.projectId });
+
+export class MongoEndpoints implements EndpointRepository {
+  constructor(private readonly col: Collection<EndpointDoc>) {}
+
+  async insert(endpoint: Endpoint): Promise<void> {
+    await this.col.insertOne(endpointToDoc(endpoint));
+  }
+
+  async get(scope: Scope, id: string): Promise<Endpoint | null> {
+    const doc = await this.col.findOne({ _id: id, ...scoped(scope) });
+    return doc ? endpointFromDoc(doc) : null;
+  }
+
+  async getMany(ids: readonly string[]): Promise<Endpoint[]> {
+    if (ids.length === 0) return [];
+    const docs = await this.col.find({ _id: { $in: [...new Set(ids)] } }).toArray();
+    return inOrderOf(ids, docs).map(endpointFromDoc);
+  }
+
+  async list(scope: Scope, filter: EndpointFilter, page: PageRequest): Promise<Page<Endpoint>> {
+    const query: Filter<EndpointDoc> = { ...scoped(scope) };
+    if (filter.enabled !== undefined) query.enabled = filter.enabled;
+    if (filter.event !== undefined) query.events = filter.event;
+    const docs = await this.col
+      .find(afterCursor(query, page.cursor))
+      .sort(NEWEST_FIRST)
+      .limit(fetchSize(page))
+      .toArray();
+    return toPage(docs, page, endpointFromDoc);
+  }
+
+  async listSubscribed(scope: Scope, type: EventType): Promise<Endpoint[]> {
+    const docs = await this.col
+      .find({ project_id: scope.projectId, events: type, tenant_id: scope.tenantId })
+      .toArray();
+    return docs.map(endpointFromDoc);
+  }
+
+  async update(scope: Scope, id: string, patch: EndpointPatch): Promise<Endpoint | null> {
+    const doc = await this.col.findOneAndUpdate(
+      { _id: id, ...scoped(scope) },
+      { $set: endpointPatchToSet(patch) },
+      { returnDocument: "after" },
+    );
+    return doc ? endpointFromDoc(doc) : null;
+  }
+
+  async delete(scope: Scope, id: string): Promise<boolean> {
+    const r = await this.col.deleteOne({ _id: id, ...scoped(scope) });
+    return r.deletedCount === 1;
+  }
+
+  async markSucceeded(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.col.updateMany(
+      { _id: { $in: [...new Set(ids)] }, failing_since: { $ne: null } },
+      { $set: { failing_since: null } },
+    );
+  }
+
+  async markFailing(ids: readonly string[], at: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await this.col.updateMany(
+      { _id: { $in: [...new Set(ids)] }, failing_since: null },
+      { $set: { failing_since: at } },
+    );
+  }
+
+  async listFailingSince(before: Date, limit: number): Promise<Endpoint[]> {
+    if (limit <= 0) return [];
+    // A range on a date never matches null, so endpoints without a streak are left out by the index.
+    const docs = await this.col
+      .find({ enabled: true, failing_since: { $lte: before } })
+      .sort({ failing_since: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(endpointFromDoc);
+  }
+
+  async disable(id: string, reason: DisabledReason, at: Date): Promise<boolean> {
+    const r = await this.col.updateOne(
+      { _id: id, enabled: true },
+      { $set: { enabled: false, disabled_reason: reason, updated_at: at } },
+    );
+    return r.matchedCount === 1;
+  }
+}

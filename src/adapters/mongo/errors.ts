@@ -1,0 +1,92 @@
+import {
+  MongoBulkWriteError,
+  MongoClientClosedError,
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoOperationTimeoutError,
+  MongoServerClosedError,
+  MongoServerError,
+  MongoStalePrimaryError,
+  MongoSystemError,
+  MongoTopologyClosedError,
+} from "mongodb";
+import { StoreUnavailableError } from "../../app/ports.ts";
+
+const DUPLICATE_KEY = 11000;
+
+// Server answers that mean "no usable primary right now" rather than "your request is wrong".
+const UNAVAILABLE_CODES = new Set([
+  6, // HostUnreachable
+  7, // HostNotFound
+  89, // NetworkTimeout
+  91, // ShutdownInProgress
+  189, // PrimarySteppedDown
+  9001, // SocketException
+  10107, // NotWritablePrimary
+  11600, // InterruptedAtShutdown
+  11602, // InterruptedDueToReplStateChange
+  13435, // NotPrimaryNoSecondaryOk
+  13436, // NotPrimaryOrSecondary
+]);
+
+const UNAVAILABLE_CLASSES = [
+  MongoNetworkError, // includes timeouts and cleared pools
+  MongoSystemError, // includes server selection
+  MongoTopologyClosedError,
+  MongoNotConnectedError,
+  MongoServerClosedError,
+  MongoClientClosedError,
+  MongoOperationTimeoutError,
+  MongoStalePrimaryError,
+];
+
+/** True for errors that say the database cannot be reached, as opposed to a bad request or a bug. */
+export function isUnavailable(e: unknown): boolean {
+  if (UNAVAILABLE_CLASSES.some((cls) => e instanceof cls)) return true;
+  return e instanceof MongoServerError && typeof e.code === "number" && UNAVAILABLE_CODES.has(e.code);
+}
+
+/** The error to rethrow: StoreUnavailableError for an unreachable store, the error itself otherwise. */
+export function translate(e: unknown): unknown {
+  if (e instanceof StoreUnavailableError || !isUnavailable(e)) return e;
+  return new StoreUnavailableError(undefined, { cause: e });
+}
+
+/** Wraps every method of a repository so driver outages surface as StoreUnavailableError. */
+export function guarded<T extends object>(target: T): T {
+  return new Proxy(target, {
+    get(obj, prop, receiver) {
+      const value: unknown = Reflect.get(obj, prop, receiver);
+      if (typeof value !== "function") return value;
+      return async (...args: unknown[]) => {
+        try {
+          return await value.apply(obj, args);
+        } catch (e) {
+          throw translate(e);
+        }
+      };
+    },
+  });
+}
+
+/** True when a single write failed only because the _id (or a unique key) exists already. */
+export function isDuplicateKey(e: unknown): boolean {
+  return e instanceof MongoServerError && e.code === DUPLICATE_KEY;
+}
+
+/**
+ * Runs an unordered bulk insert and answers the positions refused as duplicates (the idempotent case);
+ * any other failure is thrown.
+ */
+export async function insertIgnoringDuplicates(insert: () => Promise<unknown>): Promise<Set<number>> {
+  try {
+    await insert();
+    return new Set();
+  } catch (e) {
+    if (!(e instanceof MongoBulkWriteError)) throw e;
+    const errors = Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
+    const onlyDuplicates = errors.length > 0 && errors.every((w) => w.code === DUPLICATE_KEY);
+    if (!onlyDuplicates || e.result.getWriteConcernError()) throw e;
+    return new Set(errors.map((w) => w.index));
+  }
+}

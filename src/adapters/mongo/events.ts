@@ -1,0 +1,81 @@
+import type { Collection, Filter } from "mongodb";
+import type { EventRepository, Scope, StoredEvent } from "../../app/ports.ts";
+import type { EventDoc } from "./documents.ts";
+import { isDuplicateKey } from "./errors.ts";
+import { eventFromDoc, eventToDoc, inOrderOf } from "./mappers.ts";
+
+const OLDEST_FIRST = { created_at: 1, _id: 1 } as const;
+
+export class MongoEvents implements EventRepository {
+  constructor(private readonly col: Collection<EventDoc>) {}
+
+  async insert(event: StoredEvent): Promise<boolean> {
+    try {
+      await this.col.insertOne(eventToDoc(event));
+      return true;
+    } catch (e) {
+      if (isDuplicateKey(e)) return false;
+      throw e;
+    }
+  }
+
+  async get(scope: Scope, id: string): Promise<StoredEvent | null> {
+    const doc = await this.col.findOne({ _id: id, tenant_id: scope.tenantId, project_id: scope.projectId });
+    return doc ? eventFromDoc(doc) : null;
+  }
+
+  async getMany(ids: readonly string[]): Promise<StoredEvent[]> {
+    if (ids.length === 0) return [];
+    const docs = await this.col.find({ _id: { $in: [...new Set(ids)] } }).toArray();
+    return inOrderOf(ids, docs).map(eventFromDoc);
+  }
+
+  async markFannedOut(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.col.updateMany({ _id: { $in: [...new Set(ids)] } }, { $set: { fanout_pending: false } });
+  }
+
+  async listFanoutPending(before: Date, limit: number): Promise<StoredEvent[]> {
+    if (limit <= 0) return [];
+    const docs = await this.col
+      .find({ fanout_pending: true, created_at: { $lte: before } })
+      .sort(OLDEST_FIRST)
+      .limit(limit)
+      .toArray();
+    return docs.map(eventFromDoc);
+  }
+
+  async listCreatedBetween(
+    scope: Scope,
+    since: Date,
+    until: Date,
+    limit: number,
+    after?: string,
+  ): Promise<StoredEvent[]> {
+    if (limit <= 0) return [];
+    const inRange: Filter<EventDoc> = {
+      tenant_id: scope.tenantId,
+      project_id: scope.projectId,
+      created_at: { $gte: since, $lt: until },
+    };
+    let query = inRange;
+    if (after !== undefined) {
+      // An `after` outside the scope or the window does not narrow the list (as in the memory twin).
+      const pivot = await this.col.findOne({ ...inRange, _id: after }, { projection: { created_at: 1 } });
+      if (pivot) {
+        query = {
+          ...inRange,
+          created_at: { $gte: pivot.created_at, $lt: until },
+          $or: [{ created_at: { $gt: pivot.created_at } }, { _id: { $gt: after } }],
+        };
+      }
+    }
+    const docs = await this.col.find(query).sort(OLDEST_FIRST).limit(limit).toArray();
+    return docs.map(eventFromDoc);
+  }
+
+  async deleteCreatedBefore(before: Date): Promise<number> {
+    const r = await this.col.deleteMany({ created_at: { $lt: before } });
+    return r.deletedCount;
+  }
+}

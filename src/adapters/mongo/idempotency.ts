@@ -1,0 +1,37 @@
+import type { Collection } from "mongodb";
+import type { IdempotencyRecord, IdempotencyRepository } from "../../app/ports.ts";
+import type { IdempotencyDoc } from "./documents.ts";
+import { isDuplicateKey } from "./errors.ts";
+import { idempotencyFromDoc, idempotencyToDoc } from "./mappers.ts";
+
+/** Attempts of the upsert-or-read race before giving up (each loss means another writer just won). */
+const ATTEMPTS = 3;
+
+export class MongoIdempotency implements IdempotencyRepository {
+  constructor(private readonly col: Collection<IdempotencyDoc>) {}
+
+  /**
+   * One upsert that only matches an expired record: it writes a new key or replaces an expired one.
+   * When a live record holds the key, the upsert's insert collides on _id and that record is read.
+   */
+  async reserve(record: IdempotencyRecord, notBefore: Date): Promise<IdempotencyRecord> {
+    const { _id, ...fields } = idempotencyToDoc(record);
+    let lastError: unknown;
+    for (let i = 0; i < ATTEMPTS; i++) {
+      try {
+        const doc = await this.col.findOneAndUpdate(
+          { _id, created_at: { $lt: notBefore } },
+          { $set: fields },
+          { upsert: true, returnDocument: "after" },
+        );
+        if (doc) return idempotencyFromDoc(doc);
+      } catch (e) {
+        if (!isDuplicateKey(e)) throw e;
+        lastError = e;
+      }
+      const held = await this.col.findOne({ _id });
+      if (held && held.created_at.getTime() >= notBefore.getTime()) return idempotencyFromDoc(held);
+    }
+    throw lastError ?? new Error(`idempotency key ${record.scopeKey} could not be reserved`);
+  }
+}

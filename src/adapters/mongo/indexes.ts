@@ -1,0 +1,67 @@
+import { type Db, type IndexDescription, MongoServerError } from "mongodb";
+import { COLLECTIONS } from "./collections.ts";
+
+type IndexSpec = IndexDescription & { name: string };
+
+// Every list query and the claim query has an index whose prefix is its equality fields and whose
+// remainder is its range and sort. No partial or TTL indexes: FerretDB v1 rejects both.
+export const INDEXES: Record<string, readonly IndexSpec[]> = {
+  [COLLECTIONS.endpoints]: [
+    { name: "scope_created", key: { tenant_id: 1, project_id: 1, created_at: -1, _id: -1 } },
+    { name: "project_events", key: { project_id: 1, events: 1 } },
+    { name: "enabled_failing_since", key: { enabled: 1, failing_since: 1 } },
+  ],
+  [COLLECTIONS.events]: [
+    { name: "scope_created", key: { tenant_id: 1, project_id: 1, created_at: 1, _id: 1 } },
+    { name: "fanout_pending_created", key: { fanout_pending: 1, created_at: 1, _id: 1 } },
+    { name: "created", key: { created_at: 1 } },
+  ],
+  [COLLECTIONS.deliveries]: [
+    {
+      name: "scope_webhook_created",
+      key: { tenant_id: 1, project_id: 1, webhook_id: 1, created_at: -1, _id: -1 },
+    },
+    { name: "due", key: { status: 1, scheduled_at: 1, lease_expires_at: 1 } },
+    { name: "webhook_status", key: { webhook_id: 1, status: 1 } },
+    { name: "event_webhook_attempt", key: { event_id: 1, webhook_id: 1, attempt: -1 } },
+    { name: "created", key: { created_at: 1 } },
+  ],
+  [COLLECTIONS.leases]: [
+    { name: "delivery", key: { delivery_id: 1 } },
+    { name: "expires", key: { expires_at: 1 } },
+  ],
+  [COLLECTIONS.tokens]: [
+    { name: "hash", key: { hash: 1 }, unique: true },
+    { name: "created", key: { created_at: -1, _id: -1 } },
+  ],
+  // Idempotency records are found by _id (the scope key) only.
+  [COLLECTIONS.idempotency]: [],
+};
+
+const NAMESPACE_NOT_FOUND = 26;
+
+async function existingIndexNames(db: Db, collection: string): Promise<Set<string>> {
+  try {
+    const found = await db.collection(collection).listIndexes().toArray();
+    return new Set(found.map((i) => String(i.name)));
+  } catch (e) {
+    if (e instanceof MongoServerError && e.code === NAMESPACE_NOT_FOUND) return new Set();
+    throw e;
+  }
+}
+
+/**
+ * Creates the indexes Herald's queries need; safe to run at every start and from several processes.
+ * Missing indexes are created one per command: FerretDB v1 drops the connection when one createIndexes
+ * command names several indexes that exist already (which two processes starting together can cause).
+ */
+export async function ensureIndexes(db: Db): Promise<void> {
+  await Promise.all(
+    Object.entries(INDEXES).map(async ([collection, specs]) => {
+      const existing = await existingIndexNames(db, collection);
+      for (const spec of specs) {
+        if (!existing.has(spec.name)) await db.collection(collection).createIndexes([spec]);
+      }
+    }),
+  );
+}

@@ -1,0 +1,185 @@
+import type { EndpointPatch, IdempotencyRecord, StoredEvent, TokenRecord } from "../../app/ports.ts";
+import type { Delivery } from "../../domain/delivery.ts";
+import type { Endpoint, StoredSecret } from "../../domain/endpoint.ts";
+import {
+  type DeliveryDoc,
+  type EndpointDoc,
+  type EventDoc,
+  type IdempotencyDoc,
+  type SecretDoc,
+  type TokenDoc,
+  UNLEASED,
+} from "./documents.ts";
+
+const secretToDoc = (s: StoredSecret): SecretDoc => ({ sealed: s.sealed, expires_at: s.expiresAt });
+const secretFromDoc = (s: SecretDoc): StoredSecret => ({ sealed: s.sealed, expiresAt: s.expires_at });
+
+export function endpointToDoc(e: Endpoint): EndpointDoc {
+  return {
+    _id: e.id,
+    tenant_id: e.tenantId,
+    project_id: e.projectId,
+    url: e.url,
+    events: [...e.events],
+    description: e.description,
+    enabled: e.enabled,
+    disabled_reason: e.disabledReason,
+    secrets: e.secrets.map(secretToDoc),
+    created_at: e.createdAt,
+    updated_at: e.updatedAt,
+    failing_since: e.failingSince,
+    last_success_at: e.lastSuccessAt,
+  };
+}
+
+export function endpointFromDoc(d: EndpointDoc): Endpoint {
+  return {
+    id: d._id,
+    tenantId: d.tenant_id,
+    projectId: d.project_id,
+    url: d.url,
+    events: d.events,
+    description: d.description,
+    enabled: d.enabled,
+    disabledReason: d.disabled_reason,
+    secrets: d.secrets.map(secretFromDoc),
+    createdAt: d.created_at,
+    updatedAt: d.updated_at,
+    failingSince: d.failing_since,
+    lastSuccessAt: d.last_success_at,
+  };
+}
+
+/** The $set of an endpoint patch; absent (undefined) fields are left out, null is written. */
+export function endpointPatchToSet(p: EndpointPatch): Partial<EndpointDoc> {
+  const set: Partial<EndpointDoc> = { updated_at: p.updatedAt };
+  if (p.url !== undefined) set.url = p.url;
+  if (p.events !== undefined) set.events = [...p.events];
+  if (p.description !== undefined) set.description = p.description;
+  if (p.enabled !== undefined) set.enabled = p.enabled;
+  if (p.disabledReason !== undefined) set.disabled_reason = p.disabledReason;
+  if (p.secrets !== undefined) set.secrets = p.secrets.map(secretToDoc);
+  if (p.failingSince !== undefined) set.failing_since = p.failingSince;
+  return set;
+}
+
+export function eventToDoc(e: StoredEvent): EventDoc {
+  return {
+    _id: e.id,
+    tenant_id: e.tenantId,
+    project_id: e.projectId,
+    type: e.type,
+    body: e.body,
+    occurred_at: e.occurredAt,
+    created_at: e.createdAt,
+    targets: [...e.targets],
+    fanout_pending: e.fanoutPending,
+  };
+}
+
+export function eventFromDoc(d: EventDoc): StoredEvent {
+  return {
+    id: d._id,
+    tenantId: d.tenant_id,
+    projectId: d.project_id,
+    type: d.type,
+    body: d.body,
+    occurredAt: d.occurred_at,
+    createdAt: d.created_at,
+    targets: d.targets,
+    fanoutPending: d.fanout_pending,
+  };
+}
+
+/** A new delivery record, unleased. */
+export function deliveryToDoc(d: Delivery): DeliveryDoc {
+  return {
+    _id: d.id,
+    tenant_id: d.tenantId,
+    project_id: d.projectId,
+    webhook_id: d.webhookId,
+    event_id: d.eventId,
+    event_type: d.eventType,
+    attempt: d.attempt,
+    trigger: d.trigger,
+    status: d.status,
+    url: d.url,
+    response_status: d.responseStatus,
+    response_body: d.responseBody,
+    error: d.error,
+    duration_ms: d.durationMs,
+    scheduled_at: d.scheduledAt,
+    attempted_at: d.attemptedAt,
+    next_attempt_at: d.nextAttemptAt,
+    created_at: d.createdAt,
+    lease_owner: null,
+    lease_expires_at: UNLEASED,
+    lease_version: 0,
+  };
+}
+
+export function deliveryFromDoc(d: DeliveryDoc): Delivery {
+  return {
+    id: d._id,
+    tenantId: d.tenant_id,
+    projectId: d.project_id,
+    webhookId: d.webhook_id,
+    eventId: d.event_id,
+    eventType: d.event_type,
+    attempt: d.attempt,
+    trigger: d.trigger,
+    status: d.status,
+    url: d.url,
+    responseStatus: d.response_status,
+    responseBody: d.response_body,
+    error: d.error,
+    durationMs: d.duration_ms,
+    scheduledAt: d.scheduled_at,
+    attemptedAt: d.attempted_at,
+    nextAttemptAt: d.next_attempt_at,
+    createdAt: d.created_at,
+  };
+}
+
+export function tokenToDoc(t: TokenRecord): TokenDoc {
+  return {
+    _id: t.id,
+    hash: t.hash,
+    prefix: t.prefix,
+    tenant_id: t.tenantId,
+    project_id: t.projectId,
+    name: t.name,
+    created_at: t.createdAt,
+    revoked_at: t.revokedAt,
+  };
+}
+
+export function tokenFromDoc(d: TokenDoc): TokenRecord {
+  return {
+    id: d._id,
+    hash: d.hash,
+    prefix: d.prefix,
+    tenantId: d.tenant_id,
+    projectId: d.project_id,
+    name: d.name,
+    createdAt: d.created_at,
+    revokedAt: d.revoked_at,
+  };
+}
+
+export function idempotencyToDoc(r: IdempotencyRecord): IdempotencyDoc {
+  return { _id: r.scopeKey, event_id: r.eventId, fingerprint: r.fingerprint, created_at: r.createdAt };
+}
+
+export function idempotencyFromDoc(d: IdempotencyDoc): IdempotencyRecord {
+  return { scopeKey: d._id, eventId: d.event_id, fingerprint: d.fingerprint, createdAt: d.created_at };
+}
+
+/** Orders documents fetched with `$in` as the ids were asked for, dropping absent ones. */
+export function inOrderOf<T extends { _id: string }>(ids: readonly string[], docs: readonly T[]): T[] {
+  const byId = new Map(docs.map((d) => [d._id, d]));
+  return ids.flatMap((id) => {
+    const d = byId.get(id);
+    return d ? [d] : [];
+  });
+}
