@@ -33,6 +33,8 @@ export interface DispatcherOptions {
   /** Results are written together once this many are waiting, or after flushDelayMs. */
   flushSize?: number;
   flushDelayMs?: number;
+  /** After completions, how long to gather freed slots before claiming again. */
+  claimDelayMs?: number;
 }
 
 export interface DispatcherDeps {
@@ -75,11 +77,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const batchSize = options.batchSize ?? 100;
   const flushSize = options.flushSize ?? 200;
   const flushDelayMs = options.flushDelayMs ?? 5;
+  const claimDelayMs = options.claimDelayMs ?? 2;
   // A lease outlives the longest send by a wide margin; an expired lease means the owner died.
   const leaseMs = options.deliveryTimeoutMs + (options.leaseMarginMs ?? 60_000);
 
   let running = false;
   let pumping = false;
+  /** Settles when the current pump (claim loop) has finished. */
+  let pumpDone: Promise<void> = Promise.resolve();
   let again = false;
   let inFlight = 0;
   const perEndpoint = new Map<string, number>();
@@ -249,7 +254,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         const n = (perEndpoint.get(work.endpoint.id) ?? 1) - 1;
         if (n <= 0) perEndpoint.delete(work.endpoint.id);
         else perEndpoint.set(work.endpoint.id, n);
-        if (running) wake();
+        if (running) wakeSoon();
         notifyIdle();
       });
   }
@@ -265,6 +270,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       leaseMs,
       limit: Math.min(batchSize, room),
       excludeWebhookIds: saturated,
+      perEndpointLimit: options.endpointConcurrency,
+      busy: Object.fromEntries(perEndpoint),
     });
     if (claimed.length === 0) return 0;
     const [events, endpoints] = await Promise.all([
@@ -317,6 +324,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       return;
     }
     pumping = true;
+    let pumped!: () => void;
+    pumpDone = new Promise<void>((resolve) => {
+      pumped = resolve;
+    });
     try {
       do {
         again = false;
@@ -329,12 +340,24 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       logger.warn("claiming due deliveries failed; the schedule will try again", { error: e as Error });
     } finally {
       pumping = false;
+      pumped();
       notifyIdle();
     }
   }
 
   function wake() {
     if (running) void pump();
+  }
+
+  // Completions free slots one by one; claiming after each would make a database round trip per
+  // delivery. They are gathered for a few milliseconds, so one claim fills many slots at once.
+  let soon: ReturnType<typeof setTimeout> | null = null;
+  function wakeSoon() {
+    if (soon || !running) return;
+    soon = setTimeout(() => {
+      soon = null;
+      wake();
+    }, claimDelayMs);
   }
 
   return {
@@ -345,7 +368,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     wake,
     async stop(graceMs: number) {
       running = false;
+      if (soon) clearTimeout(soon);
       const deadline = Date.now() + graceMs;
+      // A claim already on its way must land first: what it leases is then sent or given back below,
+      // instead of being stranded under our lease (or failing on a closed store) after stop returns.
+      await pumpDone;
       while (inFlight > 0 && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 20));
       }

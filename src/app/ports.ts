@@ -131,6 +131,12 @@ export interface ClaimRequest {
   limit: number;
   /** Endpoints this process has no room for right now (per-endpoint concurrency). */
   excludeWebhookIds: readonly string[];
+  /**
+   * Most deliveries this process may have in flight to one endpoint, and how many it has now: a claim
+   * leases no more for an endpoint than it has room for, so nothing claimed has to wait or be given back.
+   */
+  perEndpointLimit?: number;
+  busy?: Readonly<Record<string, number>>;
 }
 
 /** The recorded result of one attempt, and the attempt that follows it, if any. */

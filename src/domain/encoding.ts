@@ -1,3 +1,5 @@
+import { sha256 } from "./sha256.ts";
+
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 
 /** Lowercase hexadecimal of bytes. */
@@ -39,6 +41,5 @@ export function timingSafeEqual(a: string, b: string): boolean {
 
 /** SHA-256 of a UTF-8 string, as lowercase hex. */
 export async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return toHex(new Uint8Array(digest));
+  return toHex(sha256(new TextEncoder().encode(text)));
 }

@@ -7,6 +7,7 @@ export * from "./envelope.ts";
 export * from "./errors.ts";
 export * from "./event-catalog.ts";
 export * from "./ids.ts";
+export * from "./samples.ts";
+export * from "./sha256.ts";
 export * from "./signing.ts";
 export * from "./time.ts";
-export * from "./samples.ts";

@@ -38,6 +38,27 @@ export function leasingContract(store: () => Repositories): void {
     });
 
   describe("claimDue", () => {
+    it("leases no more for an endpoint than the room its per-endpoint limit leaves", async () => {
+      const scope = newScope();
+      const busyHook = uuid();
+      const quietHook = uuid();
+      const backlog = Array.from({ length: 12 }, (_, i) =>
+        aDelivery(scope, { webhookId: busyHook, scheduledAt: at(-10_000 + i) }),
+      );
+      const quiet = Array.from({ length: 3 }, (_, i) =>
+        aDelivery(scope, { webhookId: quietHook, scheduledAt: at(-1_000 + i) }),
+      );
+      await store().deliveries.insertMany([...backlog, ...quiet]);
+
+      // The busy endpoint already has 2 in flight in this process; its limit is 4: room for 2 more.
+      const got = await claim({ limit: 10, perEndpointLimit: 4, busy: { [busyHook]: 2 } });
+      expect(ids(got.filter((d) => d.webhookId === busyHook))).toEqual(ids(backlog.slice(0, 2)));
+      expect(ids(got.filter((d) => d.webhookId === quietHook))).toEqual(ids(quiet));
+      // Nothing was leased beyond that: the rest of the backlog is still claimable by others.
+      const rest = await claim({ owner: "worker-b", limit: 100 });
+      expect(ids(rest)).toEqual(ids(backlog.slice(2)));
+    });
+
     it("leases due pending deliveries, earliest scheduled first, up to the limit", async () => {
       const scope = newScope();
       const d1 = aDelivery(scope, { scheduledAt: at(-3000) });

@@ -15,7 +15,11 @@ class Histogram {
 
   render(name: string): string[] {
     const lines = BUCKETS_MS.map((b, i) => `${name}_bucket{le="${b / 1000}"} ${this.counts[i]}`);
-    lines.push(`${name}_bucket{le="+Inf"} ${this.count}`, `${name}_sum ${this.sum / 1000}`, `${name}_count ${this.count}`);
+    lines.push(
+      `${name}_bucket{le="+Inf"} ${this.count}`,
+      `${name}_sum ${this.sum / 1000}`,
+      `${name}_count ${this.count}`,
+    );
     return lines;
   }
 }
@@ -23,10 +27,13 @@ class Histogram {
 const label = (v: string) => v.replace(/["\\\n]/g, "_");
 
 /** Delivery metrics kept in process memory and written in the Prometheus text format. */
-export function createPrometheusMetrics(gauges: () => Promise<{ dueBacklog: number; oldestDueAgeSeconds: number }>) {
+export function createPrometheusMetrics(
+  gauges: () => Promise<{ dueBacklog: number; oldestDueAgeSeconds: number }>,
+) {
   const outcomes = new Map<string, number>();
   const disabled = new Map<string, number>();
   let leaseRecoveries = 0;
+  let dbCommands = 0;
   const attemptLatency = new Histogram();
   const publishLatency = new Histogram();
 
@@ -47,21 +54,35 @@ export function createPrometheusMetrics(gauges: () => Promise<{ dueBacklog: numb
     },
   };
 
+  /** Counts one database command (MongoDB command monitoring): the benchmark's round trips. */
+  function dbCommand() {
+    dbCommands++;
+  }
+
   async function render(): Promise<string> {
     const lines: string[] = [];
+    lines.push("# HELP herald_db_commands_total Database commands sent (round trips).");
+    lines.push("# TYPE herald_db_commands_total counter");
+    lines.push(`herald_db_commands_total ${dbCommands}`);
     lines.push("# HELP herald_deliveries_total Delivery attempts recorded, by outcome and error code.");
     lines.push("# TYPE herald_deliveries_total counter");
     for (const [k, v] of outcomes) lines.push(`herald_deliveries_total{${k}} ${v}`);
     lines.push("# HELP herald_delivery_duration_seconds Time one delivery attempt took.");
     lines.push("# TYPE herald_delivery_duration_seconds histogram");
     lines.push(...attemptLatency.render("herald_delivery_duration_seconds"));
-    lines.push("# HELP herald_publish_to_attempt_seconds Time from accepting an event to its first attempt finishing.");
+    lines.push(
+      "# HELP herald_publish_to_attempt_seconds Time from accepting an event to its first attempt finishing.",
+    );
     lines.push("# TYPE herald_publish_to_attempt_seconds histogram");
     lines.push(...publishLatency.render("herald_publish_to_attempt_seconds"));
-    lines.push("# HELP herald_lease_recoveries_total Deliveries claimed again after another owner's lease expired.");
+    lines.push(
+      "# HELP herald_lease_recoveries_total Deliveries claimed again after another owner's lease expired.",
+    );
     lines.push("# TYPE herald_lease_recoveries_total counter");
     lines.push(`herald_lease_recoveries_total ${leaseRecoveries}`);
-    lines.push("# HELP herald_endpoints_disabled_total Endpoints disabled by the delivery engine, by reason.");
+    lines.push(
+      "# HELP herald_endpoints_disabled_total Endpoints disabled by the delivery engine, by reason.",
+    );
     lines.push("# TYPE herald_endpoints_disabled_total counter");
     for (const reason of ["gone", "failing"]) {
       lines.push(`herald_endpoints_disabled_total{reason="${reason}"} ${disabled.get(reason) ?? 0}`);
@@ -80,5 +101,5 @@ export function createPrometheusMetrics(gauges: () => Promise<{ dueBacklog: numb
     return `${lines.join("\n")}\n`;
   }
 
-  return { metrics, render };
+  return { metrics, render, dbCommand };
 }

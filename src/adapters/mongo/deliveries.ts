@@ -1,4 +1,5 @@
 import type { AnyBulkWriteOperation, Collection, Filter } from "mongodb";
+import { candidateWindow, pickWithinRoom } from "../../app/claim-room.ts";
 import type {
   AttemptResult,
   ClaimRequest,
@@ -133,14 +134,31 @@ export class MongoDeliveries implements DeliveryRepository {
     if (r.excludeWebhookIds.length > 0) due.webhook_id = { $nin: unique(r.excludeWebhookIds) };
 
     const won: string[] = [];
+    const wonEndpoint = new Map<string, string>();
     for (let round = 0; round < CLAIM_ROUNDS && won.length < r.limit; round++) {
-      const candidates = await this.col
-        .find(due)
+      const seen = await this.col
+        .find(won.length ? { ...due, _id: { $nin: won } } : due)
         .sort({ scheduled_at: 1 })
-        .limit(r.limit - won.length)
-        .project<Pick<DeliveryDoc, "_id" | "lease_version">>({ _id: 1, lease_version: 1 })
+        .limit(candidateWindow(r))
+        .project<Pick<DeliveryDoc, "_id" | "lease_version" | "webhook_id">>({
+          _id: 1,
+          lease_version: 1,
+          webhook_id: 1,
+        })
         .toArray();
+      if (seen.length === 0) break;
+      // Room left per endpoint, counting what earlier rounds of this claim already won.
+      const busy: Record<string, number> = { ...r.busy };
+      for (const id of won) {
+        const w = wonEndpoint.get(id);
+        if (w) busy[w] = (busy[w] ?? 0) + 1;
+      }
+      const candidates = pickWithinRoom(
+        seen.map((c) => ({ ...c, webhookId: c.webhook_id })),
+        { ...r, limit: r.limit - won.length, busy },
+      );
       if (candidates.length === 0) break;
+      for (const c of candidates) wonEndpoint.set(c._id, c.webhook_id);
       const generations = await this.leases.acquire(
         candidates.map((c) => ({ id: c._id, version: c.lease_version })),
         token,

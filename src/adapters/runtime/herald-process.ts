@@ -2,6 +2,7 @@ import type { Config } from "../../app/config.ts";
 import { deliveryUseCases } from "../../app/deliveries.ts";
 import type { AppDeps } from "../../app/deps.ts";
 import { createDispatcher, type Dispatcher } from "../../app/dispatcher.ts";
+import { endpointTools } from "../../app/endpoint-tools.ts";
 import { endpointUseCases } from "../../app/endpoints.ts";
 import { eventUseCases } from "../../app/events.ts";
 import type { Logger } from "../../app/logger.ts";
@@ -40,6 +41,8 @@ export interface Herald {
 export async function createHerald(options: HeraldOptions): Promise<Herald> {
   const { config, logger } = options;
   let embedded: EmbeddedMongo | null = null;
+  // Set once the metrics exist; counts every MongoDB command (round trip) for /metrics.
+  let onDbCommand = () => {};
   let repos: Repositories;
   if (options.store === "memory") {
     repos = createMemoryRepositories();
@@ -50,7 +53,9 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
       uri = embedded.uri;
       logger.info("embedded MongoDB started", { data_dir: config.dataDir });
     }
-    repos = (await connectMongo(uri, config.mongodbDb)).repositories;
+    const connection = await connectMongo(uri, config.mongodbDb, { monitorCommands: true });
+    connection.client.on("commandStarted", () => onDbCommand());
+    repos = connection.repositories;
   }
 
   const cipher = await createAesGcmCipher(await loadMasterKey(config.masterKey, config.dataDir));
@@ -64,7 +69,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     policy: { allowHttpUrls: config.allowHttpUrls },
   };
   const events = eventUseCases(deps);
-  const { metrics, render } = createPrometheusMetrics(async () => {
+  const prometheus = createPrometheusMetrics(async () => {
     const now = systemClock.now();
     const s = await repos.deliveries.dueStats(now);
     return {
@@ -72,11 +77,14 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
       oldestDueAgeSeconds: s.oldestScheduledAt ? (now.getTime() - s.oldestScheduledAt.getTime()) / 1000 : 0,
     };
   });
+  const { metrics, render } = prometheus;
+  onDbCommand = prometheus.dbCommand;
   const tokens = tokenUseCases({ tokens: repos.tokens, clock: systemClock, ids: systemIds });
   const app = createHttpApp({
     endpoints: endpointUseCases(deps),
     events,
     deliveries: deliveryUseCases(deps),
+    tools: endpointTools(deps, events),
     tokens,
     ping: () => repos.ping(),
     metrics: render,
@@ -99,6 +107,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
       endpointConcurrency: config.endpointConcurrency,
       retryScheduleMs: config.retryScheduleMs,
       deliveryTimeoutMs: config.deliveryTimeoutMs,
+      leaseMarginMs: config.leaseMarginMs,
     },
   });
   const jobs = maintenanceJobs({

@@ -1,0 +1,39 @@
+// The Herald under benchmark: the real process wiring (createHerald) with the store the run asks for
+// (HERALD_STORE=memory|mongo). It creates its own API token, because an in-memory store has no CLI
+// to create one, and prints {"port","token"} as its first stdout line.
+import { serve } from "@hono/node-server";
+import { createUndiciSender } from "../src/adapters/delivery/undici-sender.ts";
+import { createHerald } from "../src/adapters/runtime/herald-process.ts";
+import { systemClock, systemIds } from "../src/adapters/system.ts";
+import { parseConfig } from "../src/app/config.ts";
+import { silentLogger } from "../src/app/logger.ts";
+import { tokenUseCases } from "../src/app/tokens.ts";
+
+const config = parseConfig(process.env);
+const herald = await createHerald({
+  config,
+  logger: silentLogger,
+  store: process.env.HERALD_STORE === "memory" ? "memory" : "mongo",
+  makeSender: (c) =>
+    createUndiciSender({
+      timeoutMs: c.deliveryTimeoutMs,
+      allowPrivateNetworks: c.allowPrivateNetworks,
+      userAgent: "Herald/bench",
+      maxConnectionsPerOrigin: 64,
+    }),
+});
+const { token } = await tokenUseCases({
+  tokens: herald.repos.tokens,
+  clock: systemClock,
+  ids: systemIds,
+}).create({
+  name: "bench",
+});
+const server = serve({ fetch: herald.fetch, port: 0, hostname: "127.0.0.1" }, (info) => {
+  process.stdout.write(`${JSON.stringify({ port: info.port, token })}\n`);
+});
+process.on("SIGTERM", async () => {
+  server.close();
+  await herald.stop(5_000);
+  process.exit(0);
+});
