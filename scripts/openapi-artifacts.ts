@@ -7,6 +7,7 @@ import { createMemoryRepositories } from "../src/adapters/memory/repositories.ts
 import { systemClock, systemIds } from "../src/adapters/system.ts";
 import { deliveryUseCases } from "../src/app/deliveries.ts";
 import type { AppDeps } from "../src/app/deps.ts";
+import { endpointTools } from "../src/app/endpoint-tools.ts";
 import { endpointUseCases } from "../src/app/endpoints.ts";
 import { eventUseCases } from "../src/app/events.ts";
 import { silentLogger } from "../src/app/logger.ts";
@@ -31,10 +32,12 @@ export async function buildOpenApiDocument(version = packageVersion()) {
     signal: { notify() {} },
     policy: { allowHttpUrls: false },
   };
+  const events = eventUseCases(deps);
   const app = createHttpApp({
     endpoints: endpointUseCases(deps),
-    events: eventUseCases(deps),
+    events,
     deliveries: deliveryUseCases(deps),
+    tools: endpointTools(deps, events),
     tokens: tokenUseCases({ tokens: repos.tokens, clock: systemClock, ids: systemIds }),
     ping: () => repos.ping(),
     metrics: async () => "",

@@ -14,6 +14,10 @@ export type Delivery = components["schemas"]["Delivery"];
 export type HeraldEvent = components["schemas"]["Event"];
 /** The answer to publishing an event: the envelope plus how many endpoints it was fanned out to. */
 export type PublishedEvent = components["schemas"]["PublishedEvent"];
+/** A test event and its first delivery record (`POST /webhooks/{id}/test`). */
+export type TestDelivery = components["schemas"]["TestDelivery"];
+/** How many deliveries a recovery queued, and the window it applied (`POST /webhooks/{id}/recover`). */
+export type Recovery = components["schemas"]["Recovery"];
 /** An event type of the catalog. */
 export type EventType = components["schemas"]["EventType"];
 /** An RFC 9457 problem document, as every error is answered. */

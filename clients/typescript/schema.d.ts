@@ -150,6 +150,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Publishes a sample event of one of the endpoint's subscribed types to this endpoint only. It is stored, signed, delivered and retried like any other event, and shows up in the endpoint's deliveries. On a disabled endpoint: 409 `endpoint_disabled`.
+         */
+        post: operations["sendTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover after an outage
+         * @description Queues one new manual delivery for every event created in [since, until) whose latest delivery to this endpoint is `failed` or `skipped`. Events whose latest attempt is still pending or succeeded are left alone. The window may be at most 14 days. On a disabled endpoint: 409 `endpoint_disabled` (enable it first).
+         */
+        post: operations["recoverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/events": {
         parameters: {
             query?: never;
@@ -452,6 +492,67 @@ export interface components {
              */
             grace_period_seconds?: number;
         };
+        /** @description The sample event and its first delivery record. */
+        TestDelivery: {
+            event: components["schemas"]["Event"];
+            delivery: components["schemas"]["Delivery"];
+        };
+        /** @description The envelope, exactly as it is posted to endpoints. */
+        Event: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            type: components["schemas"]["EventType"];
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /** Format: uuid */
+            resource_id: string;
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        SendTestEventRequest: {
+            type?: components["schemas"]["EventType"] & unknown;
+        };
+        Recovery: {
+            /** @description How many manual deliveries were queued. */
+            queued: number;
+            /**
+             * Format: date-time
+             * @description Start of the window, as applied.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description End of the window, as applied.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            until: string;
+        };
+        RecoverWebhookRequest: {
+            /**
+             * Format: date-time
+             * @description Start of the window (inclusive), ISO 8601.
+             * @example 2026-11-21T10:00:00Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description End of the window (exclusive), ISO 8601; defaults to now.
+             * @example 2026-11-21T10:00:00Z
+             */
+            until?: string;
+        };
         PublishedEvent: {
             /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
             id: string;
@@ -501,29 +602,6 @@ export interface components {
              * @description When it happened (ISO 8601); defaults to now.
              */
             occurred_at?: string;
-        };
-        /** @description The envelope, exactly as it is posted to endpoints. */
-        Event: {
-            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
-            id: string;
-            type: components["schemas"]["EventType"];
-            /** @enum {string} */
-            version: "1";
-            /**
-             * Format: date-time
-             * @description When it happened.
-             * @example 2026-11-21T10:00:00.000Z
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            tenant_id: string;
-            /** Format: uuid */
-            project_id: string;
-            /** Format: uuid */
-            resource_id: string;
-            data: {
-                [key: string]: unknown;
-            };
         };
         Health: {
             /** @enum {string} */
@@ -1268,6 +1346,226 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the detail is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SendTestEventRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the sample event and its delivery record (`status: pending`). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestDelivery"];
+                };
+            };
+            /** @description `invalid_json`: the request body is not JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: the bearer token is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: the resource does not exist or belongs to another project. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `conflict` or `endpoint_disabled`: the resource's state forbids the call. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: the request body is over 256 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: the request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: well-formed JSON or parameters that break the schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the detail is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    recoverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted: how many deliveries were queued, and the window applied. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Recovery"];
+                };
+            };
+            /** @description `invalid_json`: the request body is not JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: the bearer token is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: the resource does not exist or belongs to another project. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `conflict` or `endpoint_disabled`: the resource's state forbids the call. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: the request body is over 256 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: the request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: well-formed JSON or parameters that break the schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"];
                 };
             };
             /** @description `internal`: an unexpected error; the detail is generic. */

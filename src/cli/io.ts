@@ -22,7 +22,8 @@ export function printTable(io: Io, rows: Record<string, unknown>[], columns: str
     io.out("(none)");
     return;
   }
-  const cell = (v: unknown) => (v === null || v === undefined ? "-" : Array.isArray(v) ? v.join(",") : String(v));
+  const cell = (v: unknown) =>
+    v === null || v === undefined ? "-" : Array.isArray(v) ? v.join(",") : String(v);
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
   const line = (vals: string[]) =>
     vals

@@ -1,29 +1,76 @@
+import { VERSION } from "../version.ts";
+import { API_ENVIRONMENT, type CliDeps, type CommandGroup, runCommand, runGroup } from "./command.ts";
+import { deliveriesGroup } from "./deliveries.ts";
+import { eventsGroup } from "./events.ts";
 import { CliError, type Io } from "./io.ts";
-import { tokensCommand } from "./tokens.ts";
+import { listenCommand } from "./listen.ts";
+import { webhooksGroup } from "./webhooks.ts";
 
-const HELP = `Usage: herald <command> [options]
+const GROUPS: CommandGroup[] = [webhooksGroup, deliveriesGroup, eventsGroup];
 
-Commands:
-  tokens create|list|revoke   Manage API tokens (database access)
+function topHelp(): string {
+  const rows: [string, string][] = [
+    ...GROUPS.flatMap((g) => g.commands.map((c): [string, string] => [c.name, c.summary])),
+    [listenCommand.name, listenCommand.summary],
+    ["tokens create|list|revoke", "Manage API tokens (talks to the database directly)"],
+  ];
+  const width = Math.max(...rows.map(([name]) => name.length));
+  return [
+    "Usage: herald <command> [options]",
+    "",
+    "Herald's command line: manage webhook endpoints, publish events, inspect and replay deliveries,",
+    "and receive deliveries locally.",
+    "",
+    "Commands:",
+    ...rows.map(([name, summary]) => `  ${name.padEnd(width)}  ${summary}`),
+    "",
+    "Options:",
+    "  --json         Print the API's JSON (commands that call the API)",
+    "  -h, --help     Show help (also after any command)",
+    "  -v, --version  Print Herald's version",
+    "",
+    API_ENVIRONMENT,
+    "",
+    "A local loop in two terminals:",
+    "  1$ HERALD_ALLOW_HTTP_URLS=true HERALD_ALLOW_PRIVATE_NETWORKS=true npm start",
+    "  2$ herald listen --secret whsec_...   # after: herald webhooks create --url http://127.0.0.1:4000/ --events ...",
+    "  1$ herald events send message.delivered",
+    "",
+    'Run "herald <command> --help" for a command\'s options and an example.',
+    "",
+  ].join("\n");
+}
 
-Run "herald <command> --help" for a command's options.
-`;
-
-/** Runs one CLI invocation and returns its exit code. */
-export async function runCli(argv: string[], io: Io): Promise<number> {
+/** Runs one CLI invocation and returns its exit code. `deps.fetch` lets tests talk to an app in-process. */
+export async function runCli(argv: string[], io: Io, deps: CliDeps = {}): Promise<number> {
   const [cmd, ...rest] = argv;
   try {
     switch (cmd) {
       case undefined:
-      case "help":
       case "--help":
       case "-h":
-        io.out(HELP);
+        io.out(topHelp());
         return cmd ? 0 : 2;
-      case "tokens":
+      case "help":
+        if (rest.length) return await runCli([...rest, "--help"], io, deps);
+        io.out(topHelp());
+        return 0;
+      case "--version":
+      case "-v":
+        io.out(VERSION);
+        return 0;
+      case "listen":
+        return await runCommand(listenCommand, rest, io, deps);
+      case "tokens": {
+        // Loaded on demand: it brings the database driver, which no other command needs.
+        const { tokensCommand } = await import("./tokens.ts");
         return await tokensCommand(rest, io);
-      default:
-        throw new CliError(`unknown command "${cmd}"; run herald --help`);
+      }
+      default: {
+        const group = GROUPS.find((g) => g.name === cmd);
+        if (!group) throw new CliError(`unknown command "${cmd}"; run herald --help`, 2);
+        return await runGroup(group, rest, io, deps);
+      }
     }
   } catch (e) {
     if (e instanceof CliError) {
@@ -35,7 +82,8 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   }
 }
 
-const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("/src/cli/main.ts");
+const isMain =
+  import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("/src/cli/main.ts");
 if (isMain) {
   const code = await runCli(process.argv.slice(2), {
     out: (t) => process.stdout.write(t.endsWith("\n") ? t : `${t}\n`),

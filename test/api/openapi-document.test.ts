@@ -65,7 +65,9 @@ describe("the OpenAPI document", () => {
       "POST /api/v1/webhooks",
       "POST /api/v1/webhooks/deliveries/{delivery_id}/retry",
       "POST /api/v1/webhooks/{id}/enable",
+      "POST /api/v1/webhooks/{id}/recover",
       "POST /api/v1/webhooks/{id}/rotate",
+      "POST /api/v1/webhooks/{id}/test",
     ]);
 
     for (const { path, method, op } of api) {

@@ -19,7 +19,9 @@ import * as deleteWebhook from "./routes/webhooks/delete.ts";
 import * as enableWebhook from "./routes/webhooks/enable.ts";
 import * as getWebhook from "./routes/webhooks/get.ts";
 import * as listWebhooks from "./routes/webhooks/list.ts";
+import * as recoverWebhook from "./routes/webhooks/recover.ts";
 import * as rotateWebhook from "./routes/webhooks/rotate.ts";
+import * as sendTestEvent from "./routes/webhooks/send-test.ts";
 import * as updateWebhook from "./routes/webhooks/update.ts";
 import { validationHook } from "./validation.ts";
 
@@ -39,6 +41,8 @@ const API_ROUTES = [
   updateWebhook,
   rotateWebhook,
   enableWebhook,
+  sendTestEvent,
+  recoverWebhook,
   deleteWebhook,
   publishEvent,
   getEvent,

@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { DeliveryUseCases } from "../../app/deliveries.ts";
+import type { EndpointTools } from "../../app/endpoint-tools.ts";
 import type { EndpointUseCases } from "../../app/endpoints.ts";
 import type { EventUseCases } from "../../app/events.ts";
 import type { Logger } from "../../app/logger.ts";
@@ -12,6 +13,8 @@ export interface HttpDeps {
   events: EventUseCases;
   deliveries: DeliveryUseCases;
   tokens: TokenUseCases;
+  /** Test events and recovery after an outage. */
+  tools: EndpointTools;
   /** Resolves when the database answers (readiness). */
   ping(): Promise<void>;
   /** The Prometheus text exposition. */

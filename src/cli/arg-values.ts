@@ -1,0 +1,47 @@
+import { parseDuration } from "../domain/time.ts";
+import { type Command, usageError } from "./command.ts";
+
+/** `--events a,b --events c` → [a, b, c]. */
+export function splitList(values: readonly string[] | undefined): string[] | undefined {
+  if (values === undefined || values.length === 0) return undefined;
+  return values
+    .flatMap((v) => v.split(","))
+    .map((v) => v.trim())
+    .filter(Boolean);
+}
+
+/**
+ * A point in time for a query: an ISO 8601 timestamp, a date (midnight UTC), or a duration ago
+ * (`30m`, `2h`, `3d`). ISO timestamps are passed on unchanged; the API checks their format.
+ */
+export function instant(command: Command, flag: string, text: string, now = new Date()): string {
+  const ago = parseDuration(text);
+  if (ago !== null) return new Date(now.getTime() - ago).toISOString();
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return `${text}T00:00:00Z`;
+  if (Number.isNaN(Date.parse(text))) {
+    throw usageError(
+      command,
+      `${flag} must be an ISO 8601 time (2026-11-21T10:00:00Z) or a duration ago (30m, 2h, 3d), not "${text}"`,
+    );
+  }
+  return text;
+}
+
+/** An integer option within bounds. */
+export function integer(command: Command, flag: string, text: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw usageError(command, `${flag} must be a whole number from ${min} to ${max}, not "${text}"`);
+  }
+  return n;
+}
+
+/** A length of time in whole seconds: `3600`, `90s`, `2h`, `7d`. */
+export function seconds(command: Command, flag: string, text: string): number {
+  if (/^\d+$/.test(text.trim())) return Number(text);
+  const ms = parseDuration(text);
+  if (ms === null || ms % 1000 !== 0) {
+    throw usageError(command, `${flag} must be seconds or a duration (90s, 2h, 7d), not "${text}"`);
+  }
+  return ms / 1000;
+}

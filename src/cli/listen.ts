@@ -1,0 +1,312 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { verifyWebhook, WebhookVerificationError } from "../../clients/typescript/verify.ts";
+import { integer } from "./arg-values.ts";
+import { type CliDeps, type Command, parseCommandArgs, positionals, usageError } from "./command.ts";
+import { milliseconds } from "./format.ts";
+import { CliError, type Io } from "./io.ts";
+
+const DEFAULT_PORT = 4000;
+const FORWARD_TIMEOUT_MS = 10_000;
+// Hop-by-hop and length headers describe one connection; fetch sets its own.
+const NOT_FORWARDED = new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "content-length",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "expect",
+  "proxy-connection",
+  "proxy-authorization",
+]);
+
+/** What `herald listen` reports for one delivery (and prints as one JSON line with --json). */
+export interface ListenRecord {
+  received_at: string;
+  /** true: a secret's signature matched; false: verification failed; null: no secret to check with. */
+  verified: boolean | null;
+  /** The verification error code when verification failed. */
+  reason: string | null;
+  event_type: string | null;
+  event_id: string | null;
+  /** Receipt time minus X-Webhook-Timestamp (whole seconds, so up to 1 s high). */
+  latency_ms: number | null;
+  /** Receipt time minus the event's occurred_at: how long the event took to arrive, retries included. */
+  age_ms: number | null;
+  /** The status herald listen answered with. */
+  answered: number;
+  forward: { url: string; status: number | null; error: string | null } | null;
+  /** The body as parsed JSON, when it is JSON. */
+  event: unknown;
+}
+
+function clock(d: Date): string {
+  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":");
+}
+
+/** One human line per delivery: time, verdict, event type, event id, latency, age, forward result. */
+export function formatRecord(r: ListenRecord): string {
+  const verdict =
+    r.verified === true ? "✔ verified" : r.verified === false ? `✘ ${r.reason}` : "? unverified (no secret)";
+  const parts = [
+    clock(new Date(r.received_at)),
+    verdict.padEnd(28),
+    (r.event_type ?? "-").padEnd(28),
+    r.event_id ?? "-",
+  ];
+  parts.push(`latency ${milliseconds(r.latency_ms)}`, `age ${milliseconds(r.age_ms)}`);
+  if (r.answered !== 200) parts.push(`answered ${r.answered}`);
+  if (r.forward) parts.push(`→ ${r.forward.status ?? `failed (${r.forward.error})`} from ${r.forward.url}`);
+  return parts.join("  ");
+}
+
+async function readBody(req: IncomingMessage): Promise<Uint8Array<ArrayBuffer>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return new Uint8Array(Buffer.concat(chunks));
+}
+
+function parseJson(body: Uint8Array): unknown {
+  try {
+    return JSON.parse(Buffer.from(body).toString("utf8"));
+  } catch {
+    return null;
+  }
+}
+
+function field(value: unknown, name: string): string | null {
+  if (typeof value !== "object" || value === null) return null;
+  const v = (value as Record<string, unknown>)[name];
+  return typeof v === "string" ? v : null;
+}
+
+function forwardHeaders(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (!NOT_FORWARDED.has(name.toLowerCase())) headers.append(name, raw[i + 1]!);
+  }
+  return headers;
+}
+
+async function forward(
+  url: string,
+  req: IncomingMessage,
+  body: Uint8Array<ArrayBuffer>,
+): Promise<ListenRecord["forward"]> {
+  try {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: forwardHeaders(req),
+      body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
+    });
+    await res.arrayBuffer().catch(() => {});
+    return { url, status: res.status, error: null };
+  } catch (e) {
+    const cause = (e as { cause?: { code?: unknown } }).cause;
+    const error =
+      typeof cause?.code === "string"
+        ? cause.code
+        : (e as Error).name === "TimeoutError"
+          ? "timeout"
+          : (e as Error).message;
+    return { url, status: null, error };
+  }
+}
+
+interface ListenOptions {
+  secrets: string[];
+  forwardUrl: string | null;
+  rejectInvalid: boolean;
+  json: boolean;
+  toleranceSeconds: number;
+}
+
+async function handleDelivery(
+  req: IncomingMessage,
+  res: ServerResponse,
+  io: Io,
+  o: ListenOptions,
+): Promise<void> {
+  if (req.method !== "POST") {
+    res.writeHead(req.method === "GET" || req.method === "HEAD" ? 200 : 405, {
+      "Content-Type": "text/plain; charset=utf-8",
+      Allow: "GET, HEAD, POST",
+    });
+    res.end("herald listen: POST webhook deliveries here.\n");
+    return;
+  }
+  const body = await readBody(req);
+  const received = new Date();
+  let verified: boolean | null = null;
+  let reason: string | null = null;
+  if (o.secrets.length > 0) {
+    try {
+      await verifyWebhook({
+        body,
+        headers: req.headers,
+        secrets: o.secrets,
+        toleranceSeconds: o.toleranceSeconds,
+        now: received,
+      });
+      verified = true;
+    } catch (e) {
+      verified = false;
+      reason = e instanceof WebhookVerificationError ? e.code : (e as Error).message;
+    }
+  }
+  const event = parseJson(body);
+  const timestamp = req.headers["x-webhook-timestamp"];
+  const occurredAt = Date.parse(field(event, "occurred_at") ?? "");
+  const rejected = o.rejectInvalid && verified === false;
+  const record: ListenRecord = {
+    received_at: received.toISOString(),
+    verified,
+    reason,
+    event_type: field(event, "type"),
+    event_id:
+      field(event, "id") ??
+      (typeof req.headers["x-webhook-id"] === "string" ? req.headers["x-webhook-id"] : null),
+    latency_ms:
+      typeof timestamp === "string" && /^\d{1,12}$/.test(timestamp.trim())
+        ? received.getTime() - Number(timestamp) * 1000
+        : null,
+    age_ms: Number.isNaN(occurredAt) ? null : received.getTime() - occurredAt,
+    answered: rejected ? 400 : 200,
+    forward: o.forwardUrl && !rejected ? await forward(o.forwardUrl, req, body) : null,
+    event,
+  };
+  io.out(o.json ? JSON.stringify(record) : formatRecord(record));
+  res.writeHead(record.answered, { "Content-Type": "text/plain; charset=utf-8" });
+  res.end(rejected ? `${reason}\n` : "ok\n");
+}
+
+/** Resolves when the signal aborts, or on SIGINT/SIGTERM when there is none. */
+function stopRequested(signal: AbortSignal | undefined): Promise<void> {
+  if (signal) {
+    return signal.aborted
+      ? Promise.resolve()
+      : new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+  }
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}
+
+export const listenCommand: Command = {
+  name: "listen",
+  usage: "[--port N] [--secret whsec_...] [--forward URL] [--reject-invalid] [--json]",
+  summary: "Run a local receiver that verifies, prints and forwards deliveries.",
+  details: [
+    "Listens on 127.0.0.1. Each delivery is checked with the TypeScript verifier (clients/typescript/verify.ts)",
+    "and printed as one line: time, verdict, event type, event id, latency (now - X-Webhook-Timestamp) and age",
+    "(now - occurred_at). --forward re-POSTs the raw body with the original headers to your app.",
+    "",
+    "A local loop in two terminals:",
+    "  1$ HERALD_ALLOW_HTTP_URLS=true HERALD_ALLOW_PRIVATE_NETWORKS=true npm start",
+    "  2$ herald webhooks create --url http://127.0.0.1:4000/ --events message.delivered   # note the secret",
+    "  2$ herald listen --secret whsec_...",
+    "  3$ herald events send message.delivered",
+  ].join("\n"),
+  options: [
+    ["--port N", `Port on 127.0.0.1 (default ${DEFAULT_PORT}; 0 picks a free one)`],
+    ["--secret whsec_...", "Endpoint secret to verify with (repeatable; default: HERALD_WEBHOOK_SECRET)"],
+    ["--forward URL", "Also POST each delivery to this URL (raw body, original headers)"],
+    ["--reject-invalid", "Answer 400 with the reason when verification fails (Herald then retries)"],
+    ["--tolerance SECONDS", "Allowed clock distance of X-Webhook-Timestamp (default 300)"],
+    ["--json", "Print one JSON object per delivery; messages go to stderr"],
+  ],
+  examples: ["herald listen --port 4000 --secret whsec_... --forward http://localhost:3000/webhooks/herald"],
+  api: false,
+  async run(args, io, deps: CliDeps) {
+    const { values, positionals: rest } = parseCommandArgs(this, args, {
+      port: { type: "string" },
+      secret: { type: "string", multiple: true },
+      forward: { type: "string" },
+      "reject-invalid": { type: "boolean", default: false },
+      tolerance: { type: "string" },
+    });
+    positionals(this, rest, []);
+    const port = values.port === undefined ? DEFAULT_PORT : integer(this, "--port", values.port, 0, 65_535);
+    const secrets = values.secret?.length
+      ? values.secret
+      : (io.env.HERALD_WEBHOOK_SECRET ?? "").split(/[\s,]+/).filter(Boolean);
+    for (const s of secrets) {
+      if (!s.startsWith("whsec_"))
+        throw usageError(this, "a secret starts with whsec_ (as herald webhooks create prints it)");
+    }
+    const forwardUrl = values.forward ?? null;
+    if (
+      forwardUrl !== null &&
+      (!URL.canParse(forwardUrl) || !/^https?:$/.test(new URL(forwardUrl).protocol))
+    ) {
+      throw usageError(this, `--forward must be an http(s) URL, not "${forwardUrl}"`);
+    }
+    if (values["reject-invalid"] && secrets.length === 0) {
+      throw usageError(this, "--reject-invalid needs a secret (--secret or HERALD_WEBHOOK_SECRET)");
+    }
+    const options: ListenOptions = {
+      secrets,
+      forwardUrl,
+      rejectInvalid: values["reject-invalid"],
+      json: values.json,
+      toleranceSeconds:
+        values.tolerance === undefined ? 300 : integer(this, "--tolerance", values.tolerance, 0, 86_400),
+    };
+    const say = options.json ? io.err : io.out;
+
+    const server = createServer((req, res) => {
+      handleDelivery(req, res, io, options).catch((e: unknown) => {
+        io.err(`herald listen: ${(e as Error).message}`);
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", (e: NodeJS.ErrnoException) =>
+        reject(
+          e.code === "EADDRINUSE"
+            ? new CliError(`port ${port} on 127.0.0.1 is in use; pass --port N (0 picks a free one)`)
+            : e,
+        ),
+      );
+      server.listen(port, "127.0.0.1", () => resolve());
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    say(`Listening on ${url}`);
+    say(
+      secrets.length > 0
+        ? `Verifying with ${secrets.length} ${secrets.length === 1 ? "secret" : "secrets"}.`
+        : "No secret: deliveries are printed but not verified (pass --secret whsec_... or set HERALD_WEBHOOK_SECRET).",
+    );
+    if (forwardUrl) say(`Forwarding each delivery to ${forwardUrl}`);
+    say(
+      [
+        "Register it with a server started as HERALD_ALLOW_HTTP_URLS=true HERALD_ALLOW_PRIVATE_NETWORKS=true npm start:",
+        `  herald webhooks create --url ${url} --events message.delivered,message.bounced,...`,
+        "Ctrl-C stops.",
+        "",
+      ].join("\n"),
+    );
+
+    await stopRequested(deps.signal);
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+    say("Stopped.");
+    return 0;
+  },
+};

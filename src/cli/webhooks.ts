@@ -1,0 +1,386 @@
+import type { EventType, Webhook } from "../../clients/typescript/client.ts";
+import { paginate } from "../../clients/typescript/client.ts";
+import { connectApi } from "./api.ts";
+import { instant, integer, seconds, splitList } from "./arg-values.ts";
+import {
+  type Command,
+  type CommandGroup,
+  JSON_OPTION,
+  parseCommandArgs,
+  positionals,
+  usageError,
+} from "./command.ts";
+import { printFields, printJson, readableTime, timeWithAge } from "./format.ts";
+import { type Io, printTable } from "./io.ts";
+
+const ID = "<webhook-id>";
+
+/** `enabled`, or `disabled (failing)`. */
+export function endpointState(w: Pick<Webhook, "enabled" | "disabled_reason">): string {
+  return w.enabled ? "enabled" : `disabled (${w.disabled_reason ?? "manual"})`;
+}
+
+function printWebhook(io: Io, w: Webhook): void {
+  printFields(io, [
+    ["id", w.id],
+    ["url", w.url],
+    ["events", w.events],
+    ["state", endpointState(w)],
+    ["description", w.description],
+    ["created", timeWithAge(w.created_at)],
+    ["updated", timeWithAge(w.updated_at)],
+  ]);
+}
+
+function printSecret(io: Io, secret: string): void {
+  io.out(`\nSigning secret:\n  ${secret}\n`);
+  io.out(
+    "⚠ This secret will not be shown again. Store it now (e.g. HERALD_WEBHOOK_SECRET for herald listen).",
+  );
+}
+
+const create: Command = {
+  name: "webhooks create",
+  usage: "--url URL --events TYPE[,TYPE...] [--description TEXT] [--json]",
+  summary: "Register an endpoint for the listed event types; prints its signing secret once.",
+  details:
+    "The URL must be https:// unless the server runs with HERALD_ALLOW_HTTP_URLS=true (local development).",
+  options: [
+    ["--url URL", "Where deliveries are POSTed"],
+    ["--events TYPES", "Comma-separated event types (repeatable); see herald events types"],
+    ["--description TEXT", "A note for people"],
+    JSON_OPTION,
+  ],
+  examples: [
+    "herald webhooks create --url https://example.com/hooks --events message.delivered,message.bounced",
+  ],
+  api: true,
+  async run(args, io, deps) {
+    const { values, positionals: rest } = parseCommandArgs(this, args, {
+      url: { type: "string" },
+      events: { type: "string", multiple: true },
+      description: { type: "string" },
+    });
+    positionals(this, rest, []);
+    const events = splitList(values.events);
+    if (!values.url || !events) throw usageError(this, "--url and --events are required");
+    const api = connectApi(io, deps);
+    const { data } = await api.call(
+      api.client.POST("/api/v1/webhooks", {
+        body: { url: values.url, events: events as EventType[], description: values.description },
+      }),
+    );
+    if (values.json) {
+      printJson(io, data);
+      return 0;
+    }
+    io.out(`Created endpoint ${data.id}\n`);
+    printWebhook(io, data);
+    printSecret(io, data.secret);
+    return 0;
+  },
+};
+
+const list: Command = {
+  name: "webhooks list",
+  usage: "[--enabled | --disabled] [--event TYPE] [--limit N] [--cursor C] [--all] [--json]",
+  summary: "List endpoints, newest first.",
+  options: [
+    ["--enabled", "Only enabled endpoints"],
+    ["--disabled", "Only disabled endpoints"],
+    ["--event TYPE", "Only endpoints subscribed to this event type"],
+    ["--limit N", "Endpoints per page, 1-100 (default 50)"],
+    ["--cursor C", "Continue from a previous page's next_cursor"],
+    ["--all", "Follow next_cursor through every page"],
+    JSON_OPTION,
+  ],
+  examples: ["herald webhooks list --disabled", "herald webhooks list --all --json | jq -r '.data[].url'"],
+  api: true,
+  async run(args, io, deps) {
+    const { values, positionals: rest } = parseCommandArgs(this, args, {
+      enabled: { type: "boolean", default: false },
+      disabled: { type: "boolean", default: false },
+      event: { type: "string" },
+      limit: { type: "string" },
+      cursor: { type: "string" },
+      all: { type: "boolean", default: false },
+    });
+    positionals(this, rest, []);
+    if (values.enabled && values.disabled)
+      throw usageError(this, "--enabled and --disabled exclude each other");
+    const limit = values.limit === undefined ? undefined : integer(this, "--limit", values.limit, 1, 100);
+    const query = {
+      enabled: values.enabled ? ("true" as const) : values.disabled ? ("false" as const) : undefined,
+      event: values.event as EventType | undefined,
+      limit,
+    };
+    const api = connectApi(io, deps);
+    const page = async (cursor: string | undefined) =>
+      (await api.call(api.client.GET("/api/v1/webhooks", { params: { query: { ...query, cursor } } }))).data;
+    let result: { data: Webhook[]; next_cursor: string | null };
+    if (values.all) {
+      const data: Webhook[] = [];
+      for await (const w of paginate(page)) data.push(w);
+      result = { data, next_cursor: null };
+    } else {
+      result = await page(values.cursor);
+    }
+    if (values.json) {
+      printJson(io, result);
+      return 0;
+    }
+    printTable(
+      io,
+      result.data.map((w) => ({
+        id: w.id,
+        url: w.url,
+        events: w.events.join(","),
+        state: endpointState(w),
+        "created (utc)": readableTime(w.created_at),
+      })),
+      ["id", "url", "events", "state", "created (utc)"],
+    );
+    if (result.next_cursor) io.out(`\nMore: herald webhooks list --cursor ${result.next_cursor} (or --all)`);
+    return 0;
+  },
+};
+
+/** `herald webhooks <verb> <id>` commands that print one endpoint. */
+function showOne(
+  verb: string,
+  summary: string,
+  request: (api: ReturnType<typeof connectApi>, id: string) => Promise<{ data: Webhook }>,
+  intro: (w: Webhook) => string | null,
+): Command {
+  return {
+    name: `webhooks ${verb}`,
+    usage: `${ID} [--json]`,
+    summary,
+    options: [JSON_OPTION],
+    examples: [`herald webhooks ${verb} 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b`],
+    api: true,
+    async run(args, io, deps) {
+      const { values, positionals: rest } = parseCommandArgs(this, args, {});
+      const [id] = positionals(this, rest, [ID]);
+      const api = connectApi(io, deps);
+      const { data } = await request(api, id!);
+      if (values.json) {
+        printJson(io, data);
+        return 0;
+      }
+      const line = intro(data);
+      if (line) io.out(`${line}\n`);
+      printWebhook(io, data);
+      return 0;
+    },
+  };
+}
+
+const get = showOne(
+  "get",
+  "Show one endpoint (never its secret).",
+  (api, id) => api.call(api.client.GET("/api/v1/webhooks/{id}", { params: { path: { id } } })),
+  () => null,
+);
+
+const enable = showOne(
+  "enable",
+  "Enable an endpoint and clear its failure streak (idempotent).",
+  (api, id) => api.call(api.client.POST("/api/v1/webhooks/{id}/enable", { params: { path: { id } } })),
+  (w) =>
+    `Enabled endpoint ${w.id}. Skipped deliveries can now be sent: herald webhooks recover ${w.id} --since 1d`,
+);
+
+const update: Command = {
+  name: "webhooks update",
+  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--enable | --disable] [--json]`,
+  summary: "Change an endpoint's URL, event types, description or state.",
+  options: [
+    ["--url URL", "A new URL"],
+    ["--events TYPES", "Replace the event types (comma-separated, repeatable)"],
+    ["--description TEXT", 'A new description ("" clears it)'],
+    ["--enable", "Enable the endpoint"],
+    ["--disable", "Disable it (disabled_reason: manual); its new events are recorded as skipped"],
+    JSON_OPTION,
+  ],
+  examples: [
+    "herald webhooks update 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --events message.delivered --disable",
+  ],
+  api: true,
+  async run(args, io, deps) {
+    const { values, positionals: rest } = parseCommandArgs(this, args, {
+      url: { type: "string" },
+      events: { type: "string", multiple: true },
+      description: { type: "string" },
+      enable: { type: "boolean", default: false },
+      disable: { type: "boolean", default: false },
+    });
+    const [id] = positionals(this, rest, [ID]);
+    if (values.enable && values.disable) throw usageError(this, "--enable and --disable exclude each other");
+    const body = {
+      url: values.url,
+      events: splitList(values.events) as EventType[] | undefined,
+      description: values.description === undefined ? undefined : values.description || null,
+      enabled: values.enable ? true : values.disable ? false : undefined,
+    };
+    if (Object.values(body).every((v) => v === undefined)) {
+      throw usageError(this, "nothing to change: give --url, --events, --description, --enable or --disable");
+    }
+    const api = connectApi(io, deps);
+    const { data } = await api.call(
+      api.client.PATCH("/api/v1/webhooks/{id}", { params: { path: { id: id! } }, body }),
+    );
+    if (values.json) {
+      printJson(io, data);
+      return 0;
+    }
+    io.out(`Updated endpoint ${data.id}\n`);
+    printWebhook(io, data);
+    return 0;
+  },
+};
+
+const rotate: Command = {
+  name: "webhooks rotate",
+  usage: `${ID} [--grace DURATION] [--json]`,
+  summary: "Issue a new signing secret; prints it once.",
+  details:
+    "During the grace period every delivery carries two signatures (new, then old), so receivers can switch without dropping deliveries.",
+  options: [
+    ["--grace DURATION", "How long the old secret keeps signing too: 3600, 90s, 2h, 7d (max 7d; default 0)"],
+    JSON_OPTION,
+  ],
+  examples: ["herald webhooks rotate 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --grace 1h"],
+  api: true,
+  async run(args, io, deps) {
+    const { values, positionals: rest } = parseCommandArgs(this, args, { grace: { type: "string" } });
+    const [id] = positionals(this, rest, [ID]);
+    const grace = values.grace === undefined ? undefined : seconds(this, "--grace", values.grace);
+    const api = connectApi(io, deps);
+    const { data } = await api.call(
+      api.client.POST("/api/v1/webhooks/{id}/rotate", {
+        params: { path: { id: id! } },
+        body: grace === undefined ? {} : { grace_period_seconds: grace },
+      }),
+    );
+    if (values.json) {
+      printJson(io, data);
+      return 0;
+    }
+    io.out(`Rotated the secret of endpoint ${data.id}.`);
+    io.out(
+      grace
+        ? `The previous secret keeps signing too until ${readableTime(new Date(Date.now() + grace * 1000).toISOString())} UTC.`
+        : "The previous secret no longer signs.",
+    );
+    printSecret(io, data.secret);
+    return 0;
+  },
+};
+
+const remove: Command = {
+  name: "webhooks delete",
+  usage: `${ID} [--json]`,
+  summary: "Remove an endpoint; its pending deliveries are cancelled. Asks nothing.",
+  options: [["--json", 'Print {"id": ..., "deleted": true} (the API answers 204 without a body)']],
+  examples: ["herald webhooks delete 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b"],
+  api: true,
+  async run(args, io, deps) {
+    const { values, positionals: rest } = parseCommandArgs(this, args, {});
+    const [id] = positionals(this, rest, [ID]);
+    const api = connectApi(io, deps);
+    await api.call(api.client.DELETE("/api/v1/webhooks/{id}", { params: { path: { id: id! } } }));
+    if (values.json) {
+      printJson(io, { id, deleted: true });
+      return 0;
+    }
+    io.out(`Deleted endpoint ${id}; its pending deliveries were cancelled.`);
+    return 0;
+  },
+};
+
+const test: Command = {
+  name: "webhooks test",
+  usage: `${ID} [--type TYPE] [--json]`,
+  summary: "Send a sample event of one of the endpoint's types to that endpoint only.",
+  details: "It is signed, delivered, retried and recorded like any other event.",
+  options: [["--type TYPE", "One of the endpoint's event types (default: the first it lists)"], JSON_OPTION],
+  examples: ["herald webhooks test 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --type message.bounced"],
+  api: true,
+  async run(args, io, deps) {
+    const { values, positionals: rest } = parseCommandArgs(this, args, { type: { type: "string" } });
+    const [id] = positionals(this, rest, [ID]);
+    const api = connectApi(io, deps);
+    const { data } = await api.call(
+      api.client.POST("/api/v1/webhooks/{id}/test", {
+        params: { path: { id: id! } },
+        body: values.type === undefined ? {} : { type: values.type as EventType },
+      }),
+    );
+    if (values.json) {
+      printJson(io, data);
+      return 0;
+    }
+    io.out(`Sent a test ${data.event.type} event to endpoint ${id}.\n`);
+    printFields(io, [
+      ["event", data.event.id],
+      ["type", data.event.type],
+      ["resource", data.event.resource_id],
+      ["delivery", data.delivery.id],
+      ["status", data.delivery.status],
+      ["url", data.delivery.url],
+    ]);
+    io.out(`\nFollow it: herald deliveries get ${data.delivery.id}`);
+    return 0;
+  },
+};
+
+const recover: Command = {
+  name: "webhooks recover",
+  usage: `${ID} --since TIME [--until TIME] [--json]`,
+  summary: "After an outage, re-send the events whose latest delivery failed or was skipped.",
+  details:
+    "Queues one manual delivery per such event. The window is at most 14 days; TIME is ISO 8601 (2026-11-21T10:00:00Z), a date, or a duration ago (30m, 2h, 3d).",
+  options: [
+    ["--since TIME", "Start of the window (required)"],
+    ["--until TIME", "End of the window (default: now)"],
+    JSON_OPTION,
+  ],
+  examples: [
+    "herald webhooks recover 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --since 6h",
+    "herald webhooks recover 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --since 2026-11-20T08:00:00Z --until 2026-11-20T12:00:00Z",
+  ],
+  api: true,
+  async run(args, io, deps) {
+    const { values, positionals: rest } = parseCommandArgs(this, args, {
+      since: { type: "string" },
+      until: { type: "string" },
+    });
+    const [id] = positionals(this, rest, [ID]);
+    if (!values.since) throw usageError(this, "--since is required");
+    const body = {
+      since: instant(this, "--since", values.since),
+      until: values.until === undefined ? undefined : instant(this, "--until", values.until),
+    };
+    const api = connectApi(io, deps);
+    const { data } = await api.call(
+      api.client.POST("/api/v1/webhooks/{id}/recover", { params: { path: { id: id! } }, body }),
+    );
+    if (values.json) {
+      printJson(io, data);
+      return 0;
+    }
+    const n = data.queued;
+    io.out(
+      `Queued ${n} ${n === 1 ? "delivery" : "deliveries"} for endpoint ${id} (events from ${readableTime(data.since)} to ${readableTime(data.until)} UTC).`,
+    );
+    if (n > 0) io.out(`Watch them: herald deliveries list ${id} --since ${data.since}`);
+    return 0;
+  },
+};
+
+export const webhooksGroup: CommandGroup = {
+  name: "webhooks",
+  summary: "Manage webhook endpoints: register, inspect, change, rotate secrets, test and recover.",
+  commands: [create, list, get, update, rotate, enable, remove, test, recover],
+};
