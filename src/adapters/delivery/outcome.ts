@@ -3,17 +3,25 @@ import { type DeliveryError, RESPONSE_BODY_LIMIT, type SendOutcome } from "../..
 import { signatureHeader } from "../../domain/signing.ts";
 import type { DeliveryRequest } from "./sender.ts";
 
+/** Computes the X-Webhook-Signature value; the domain's Web Crypto signer unless a runtime offers a faster one. */
+export type SignatureFn = (
+  secrets: readonly string[],
+  timestamp: number,
+  body: string,
+) => string | Promise<string>;
+
 /** The five headers every delivery carries, and nothing else of ours. */
 export async function deliveryHeaders(
   req: DeliveryRequest,
   userAgent: string,
+  signHeader: SignatureFn = signatureHeader,
 ): Promise<Record<string, string>> {
   return {
     "Content-Type": "application/json",
     "User-Agent": userAgent,
     "X-Webhook-Id": req.eventId,
     "X-Webhook-Timestamp": String(req.timestamp),
-    "X-Webhook-Signature": await signatureHeader(req.secrets, req.timestamp, req.body),
+    "X-Webhook-Signature": await signHeader(req.secrets, req.timestamp, req.body),
   };
 }
 

@@ -4,6 +4,7 @@ import type { SendOutcome } from "../../domain/delivery.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
 import { classifyFailure } from "./classify.ts";
 import { createGuardedLookup, type Resolve, systemResolve } from "./guarded-lookup.ts";
+import { nodeSignatureHeader } from "./node-signer.ts";
 import { BodyPrefix, deliveryHeaders, elapsed, failureOutcome, responseOutcome } from "./outcome.ts";
 import type { DeliveryRequest, Sender } from "./sender.ts";
 
@@ -63,7 +64,7 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
       return failureOutcome("blocked_address", elapsed(start));
     }
 
-    const headers = await deliveryHeaders(req, options.userAgent);
+    const headers = await deliveryHeaders(req, options.userAgent, nodeSignatureHeader);
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
