@@ -8,7 +8,11 @@ interface BunServer {
   stop(closeActive?: boolean): Promise<void>;
 }
 declare const Bun: {
-  serve(o: { fetch: (r: Request) => Response | Promise<Response>; port: number; hostname: string }): BunServer;
+  serve(o: {
+    fetch: (r: Request) => Response | Promise<Response>;
+    port: number;
+    hostname: string;
+  }): BunServer;
 };
 
 await runHerald({

@@ -9,7 +9,10 @@ interface DenoServer {
   shutdown(): Promise<void>;
 }
 declare const Deno: {
-  serve(o: { port: number; hostname: string; onListen?: () => void }, h: (r: Request) => Response | Promise<Response>): DenoServer;
+  serve(
+    o: { port: number; hostname: string; onListen?: () => void },
+    h: (r: Request) => Response | Promise<Response>,
+  ): DenoServer;
   addSignalListener(s: "SIGTERM" | "SIGINT", h: () => void): void;
   exit(code: number): never;
 };

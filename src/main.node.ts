@@ -13,10 +13,13 @@ await runHerald({
       userAgent: `Herald/${VERSION}`,
     }),
   serve: (fetch, c) =>
-    new Promise((resolve) => {
-      const server = serve({ fetch, port: c.port, hostname: c.host }, (info) =>
-        resolve({ port: info.port, close: () => new Promise<void>((r) => server.close(() => r())) }),
-      );
+    new Promise((resolve, reject) => {
+      const server = serve({ fetch, port: c.port, hostname: c.host }, (info) => {
+        server.off("error", reject);
+        resolve({ port: info.port, close: () => new Promise<void>((r) => server.close(() => r())) });
+      });
+      // A failed listen (port in use, bad HOST) is reported by runHerald as one line, not as a crash.
+      server.once("error", reject);
     }),
   onSignal: (s, h) => process.on(s, h),
   exit: (code) => process.exit(code),

@@ -274,6 +274,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       busy: Object.fromEntries(perEndpoint),
     });
     if (claimed.length === 0) return 0;
+    const recovered = claimed.filter((d) => d.recovered).length;
+    if (recovered > 0) {
+      metrics.leaseRecovered(recovered);
+      logger.warn("claimed deliveries whose lease had expired (a process died mid-send)", {
+        count: recovered,
+      });
+    }
     const [events, endpoints] = await Promise.all([
       repos.events.getMany([...new Set(claimed.map((d) => d.eventId))]),
       repos.endpoints.getMany([...new Set(claimed.map((d) => d.webhookId))]),

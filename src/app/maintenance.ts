@@ -1,4 +1,4 @@
-import type { EventUseCases } from "./events.ts";
+import { type EventUseCases, IDEMPOTENCY_WINDOW_MS } from "./events.ts";
 import type { Logger } from "./logger.ts";
 import type { Clock, DeliveryMetrics, Repositories } from "./ports.ts";
 
@@ -46,7 +46,12 @@ export function maintenanceJobs(deps: MaintenanceDeps) {
       const before = new Date(clock.now().getTime() - deps.retentionMs);
       const deliveries = await repos.deliveries.deleteCreatedBefore(before);
       const events = await repos.events.deleteCreatedBefore(before);
-      if (events || deliveries) logger.info("retention applied", { events, deliveries });
+      // Idempotency keys answer repeats for 24 hours; after that they only take space.
+      const keys = await repos.idempotency.deleteCreatedBefore(
+        new Date(clock.now().getTime() - IDEMPOTENCY_WINDOW_MS),
+      );
+      if (events || deliveries || keys)
+        logger.info("retention applied", { events, deliveries, idempotency_keys: keys });
       return { events, deliveries };
     },
   };

@@ -122,6 +122,8 @@ export interface DeliveryFilter {
 export interface LeasedDelivery extends Delivery {
   leaseOwner: string;
   leaseExpiresAt: Date;
+  /** True when this claim took over a lease that had expired (its owner died), not a fresh or released one. */
+  recovered?: boolean;
 }
 
 export interface ClaimRequest {
@@ -215,6 +217,8 @@ export interface IdempotencyRepository {
    * returns the record that holds (the new one, or the earlier one).
    */
   reserve(record: IdempotencyRecord, notBefore: Date): Promise<IdempotencyRecord>;
+  /** Deletes records created before `before`; returns how many. */
+  deleteCreatedBefore(before: Date): Promise<number>;
 }
 
 /** The storage as a whole: the repositories, plus what the process needs to manage it. */

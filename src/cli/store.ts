@@ -1,6 +1,6 @@
-import type { Repositories } from "../app/ports.ts";
 import { connectMongo } from "../adapters/mongo/index.ts";
 import { runningEmbeddedUri, startEmbeddedMongo } from "../adapters/runtime/embedded-mongo.ts";
+import type { Repositories } from "../app/ports.ts";
 
 /**
  * The database the server uses: MONGODB_URI when set; otherwise the embedded one that a running Herald

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
-import { tokenUseCases } from "../app/tokens.ts";
 import { systemClock, systemIds } from "../adapters/system.ts";
+import { tokenUseCases } from "../app/tokens.ts";
 import { UUID_PATTERN } from "../domain/ids.ts";
 import { CliError, type Io, printTable } from "./io.ts";
 import { openStore } from "./store.ts";

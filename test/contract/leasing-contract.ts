@@ -3,7 +3,7 @@ import type { AttemptResult, ClaimRequest, LeasedDelivery, Repositories } from "
 import type { Delivery } from "../../src/domain/delivery.ts";
 import { aDelivery, at, ids, newScope, uuid } from "./fixtures.ts";
 
-const strip = ({ leaseOwner: _o, leaseExpiresAt: _e, ...d }: LeasedDelivery): Delivery => d;
+const strip = ({ leaseOwner: _o, leaseExpiresAt: _e, recovered: _r, ...d }: LeasedDelivery): Delivery => d;
 
 /** The result of a failed attempt by the holder of `leased`, with an optional follow-up. */
 function failed(
@@ -91,6 +91,19 @@ export function leasingContract(store: () => Repositories): void {
       expect(ids(again)).toEqual([d.id]);
       expect(again[0]?.leaseExpiresAt).toEqual(at(40_000));
       expect(again[0]?.leaseOwner).not.toBe(first?.leaseOwner);
+      // Only the take-over of an expired lease counts as a recovery.
+      expect(first?.recovered).toBe(false);
+      expect(again[0]?.recovered).toBe(true);
+    });
+
+    it("does not count a claim of a released delivery as a recovery", async () => {
+      const d = aDelivery(newScope(), { scheduledAt: at(0) });
+      await store().deliveries.insertMany([d]);
+      const [first] = await claim();
+      await store().deliveries.release(first!.leaseOwner, [d.id]);
+      const [again] = await claim({ owner: "worker-b" });
+      expect(again?.id).toBe(d.id);
+      expect(again?.recovered).toBe(false);
     });
 
     it("leaves out the endpoints it is told to exclude", async () => {

@@ -35,6 +35,18 @@ export function tokenContract(store: () => Repositories): void {
       ...over,
     });
 
+    it("deletes records created before a moment, and only those", async () => {
+      const old = record({ createdAt: at(-1) });
+      const fresh = record({ createdAt: at(0) });
+      await store().idempotency.reserve(old, at(-86_400_000));
+      await store().idempotency.reserve(fresh, at(-86_400_000));
+      expect(await store().idempotency.deleteCreatedBefore(at(0))).toBeGreaterThanOrEqual(1);
+      // The old key is free again; the fresh one still answers with itself.
+      const reused = record({ scopeKey: old.scopeKey, eventId: "evt_new", createdAt: at(5) });
+      expect(await store().idempotency.reserve(reused, at(-86_400_000 * 2))).toEqual(reused);
+      expect(await store().idempotency.reserve(record({ scopeKey: fresh.scopeKey }), at(-1))).toEqual(fresh);
+    });
+
     it("stores a new key and answers with it", async () => {
       const r = record();
       expect(await store().idempotency.reserve(r, at(-86_400_000))).toEqual(r);

@@ -321,9 +321,16 @@ class MemoryDeliveries implements DeliveryRepository {
     // even by the same owner, can no longer finalise the record.
     const token = `${r.owner}:${++this.claims}`;
     return chosen.map((d) => {
+      // A lease that ran out (rather than one given back, which resets to EPOCH) means its owner died.
+      const recovered = d.leaseOwner !== null && d.leaseExpiresAt.getTime() > EPOCH.getTime();
       d.leaseOwner = token;
       d.leaseExpiresAt = expires;
-      return { ...MemoryDeliveries.strip(d), leaseOwner: token, leaseExpiresAt: new Date(expires) };
+      return {
+        ...MemoryDeliveries.strip(d),
+        leaseOwner: token,
+        leaseExpiresAt: new Date(expires),
+        recovered,
+      };
     });
   }
 
@@ -426,6 +433,17 @@ class MemoryIdempotency implements IdempotencyRepository {
     if (held && held.createdAt.getTime() >= notBefore.getTime()) return copy(held);
     this.rows.set(record.scopeKey, copy(record));
     return copy(record);
+  }
+
+  async deleteCreatedBefore(before: Date): Promise<number> {
+    let n = 0;
+    for (const [key, r] of this.rows) {
+      if (r.createdAt.getTime() < before.getTime()) {
+        this.rows.delete(key);
+        n++;
+      }
+    }
+    return n;
   }
 }
 

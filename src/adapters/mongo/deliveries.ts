@@ -135,15 +135,17 @@ export class MongoDeliveries implements DeliveryRepository {
 
     const won: string[] = [];
     const wonEndpoint = new Map<string, string>();
+    const expired = new Set<string>();
     for (let round = 0; round < CLAIM_ROUNDS && won.length < r.limit; round++) {
       const seen = await this.col
         .find(won.length ? { ...due, _id: { $nin: won } } : due)
         .sort({ scheduled_at: 1 })
         .limit(candidateWindow(r))
-        .project<Pick<DeliveryDoc, "_id" | "lease_version" | "webhook_id">>({
+        .project<Pick<DeliveryDoc, "_id" | "lease_version" | "webhook_id" | "lease_expires_at">>({
           _id: 1,
           lease_version: 1,
           webhook_id: 1,
+          lease_expires_at: 1,
         })
         .toArray();
       if (seen.length === 0) break;
@@ -158,7 +160,11 @@ export class MongoDeliveries implements DeliveryRepository {
         { ...r, limit: r.limit - won.length, busy },
       );
       if (candidates.length === 0) break;
-      for (const c of candidates) wonEndpoint.set(c._id, c.webhook_id);
+      for (const c of candidates) {
+        wonEndpoint.set(c._id, c.webhook_id);
+        // Due with a lease that ran out (a released one is reset to UNLEASED): its owner died.
+        if (c.lease_expires_at.getTime() > UNLEASED.getTime()) expired.add(c._id);
+      }
       const generations = await this.leases.acquire(
         candidates.map((c) => ({ id: c._id, version: c.lease_version })),
         token,
@@ -187,7 +193,12 @@ export class MongoDeliveries implements DeliveryRepository {
       .find({ _id: { $in: won }, status: "pending", lease_owner: token })
       .sort({ scheduled_at: 1 })
       .toArray();
-    return docs.map((d) => ({ ...deliveryFromDoc(d), leaseOwner: token, leaseExpiresAt }));
+    return docs.map((d) => ({
+      ...deliveryFromDoc(d),
+      leaseOwner: token,
+      leaseExpiresAt,
+      recovered: expired.has(d._id),
+    }));
   }
 
   async complete(results: readonly AttemptResult[]): Promise<void> {

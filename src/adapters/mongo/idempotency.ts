@@ -34,4 +34,8 @@ export class MongoIdempotency implements IdempotencyRepository {
     }
     throw lastError ?? new Error(`idempotency key ${record.scopeKey} could not be reserved`);
   }
+
+  async deleteCreatedBefore(before: Date): Promise<number> {
+    return (await this.col.deleteMany({ created_at: { $lt: before } })).deletedCount;
+  }
 }

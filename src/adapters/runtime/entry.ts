@@ -41,22 +41,58 @@ export async function runHerald(rt: RuntimeBinding): Promise<void> {
       makeSender: rt.makeSender,
     });
   } catch (e) {
-    console.error(`herald: ${e instanceof NoMongoBinaryError ? e.message : `could not start: ${(e as Error).message}`}`);
+    console.error(
+      `herald: ${e instanceof NoMongoBinaryError ? e.message : `could not start: ${(e as Error).message}`}`,
+    );
     rt.exit(1);
   }
-  const served = await rt.serve(herald.fetch, config);
+  let served: Served;
+  try {
+    served = await rt.serve(herald.fetch, config);
+  } catch (e) {
+    console.error(`herald: cannot listen on ${config.host}:${config.port}: ${listenError(e)}`);
+    await herald.stop(Math.min(config.deliveryTimeoutMs + 2_000, 30_000)).catch(() => {});
+    rt.exit(1);
+  }
   logger.info("herald listening", { host: config.host, port: served.port, runtime: rt.name });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second signal (a second Ctrl-C) means "now": what is in flight is sent again by a later claim.
+      logger.warn("stopping at once", { signal });
+      rt.exit(1);
+    }
     stopping = true;
     logger.info("stopping", { signal });
-    await served.close();
-    await herald.stop(Math.min(config.deliveryTimeoutMs + 2_000, 30_000));
+    const graceMs = Math.min(config.deliveryTimeoutMs + 2_000, 30_000);
+    // Never hang on the way out (a client holding a connection open, a store that stopped answering).
+    const watchdog = setTimeout(() => {
+      logger.error("stop did not finish in time; exiting", { signal });
+      rt.exit(1);
+    }, graceMs + 10_000);
+    try {
+      await served.close();
+      await herald.stop(graceMs);
+    } catch (e) {
+      logger.error("stop failed", { error: e as Error });
+      rt.exit(1);
+    }
+    clearTimeout(watchdog);
     logger.info("stopped");
     rt.exit(0);
   };
   rt.onSignal("SIGTERM", () => void shutdown("SIGTERM"));
   rt.onSignal("SIGINT", () => void shutdown("SIGINT"));
+}
+
+/** One line for a failed listen, whatever the runtime's error looks like. */
+function listenError(e: unknown): string {
+  const err = e as { code?: unknown; name?: unknown; message?: unknown };
+  const text = `${String(err?.code ?? "")} ${String(err?.name ?? "")} ${String(err?.message ?? e)}`;
+  if (/EADDRINUSE|AddrInUse|in use/i.test(text)) return "the address is already in use (set PORT or HOST)";
+  if (/EACCES|PermissionDenied|permission/i.test(text)) return "permission denied (set PORT above 1023)";
+  if (/EADDRNOTAVAIL|AddrNotAvailable|ENOTFOUND|getaddrinfo|lookup address/i.test(text))
+    return "no such local address (set HOST)";
+  return String(err?.message ?? e).split("\n")[0] ?? "unknown error";
 }

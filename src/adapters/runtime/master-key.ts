@@ -11,7 +11,10 @@ export async function loadMasterKey(given: Uint8Array | null, dataDir: string): 
   await mkdir(dataDir, { recursive: true });
   const file = join(dataDir, "master.key");
   try {
-    await writeFile(file, `${toBase64(crypto.getRandomValues(new Uint8Array(32)))}\n`, { flag: "wx", mode: 0o600 });
+    await writeFile(file, `${toBase64(crypto.getRandomValues(new Uint8Array(32)))}\n`, {
+      flag: "wx",
+      mode: 0o600,
+    });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
   }

@@ -12,7 +12,11 @@ export interface SchedulerHandle {
  * that came due, leases of crashed processes), every 30 s it finishes interrupted fan-outs and disables
  * failing endpoints, every hour it applies retention. `protect` keeps a slow run from overlapping itself.
  */
-export function startScheduler(dispatcher: Dispatcher, jobs: MaintenanceJobs, logger: Logger): SchedulerHandle {
+export function startScheduler(
+  dispatcher: Dispatcher,
+  jobs: MaintenanceJobs,
+  logger: Logger,
+): SchedulerHandle {
   const guarded = (name: string, job: () => Promise<unknown>) => async () => {
     try {
       await job();
@@ -22,11 +26,19 @@ export function startScheduler(dispatcher: Dispatcher, jobs: MaintenanceJobs, lo
   };
   const crons = [
     new Cron("* * * * * *", { protect: true, name: "claim-due" }, () => dispatcher.wake()),
-    new Cron("*/30 * * * * *", { protect: true, name: "fanout-and-health" }, guarded("maintenance", async () => {
-      await jobs.finishFanouts();
-      await jobs.disableFailing();
-    })),
-    new Cron("17 7 * * * *", { protect: true, name: "retention" }, guarded("retention", () => jobs.applyRetention())),
+    new Cron(
+      "*/30 * * * * *",
+      { protect: true, name: "fanout-and-health" },
+      guarded("maintenance", async () => {
+        await jobs.finishFanouts();
+        await jobs.disableFailing();
+      }),
+    ),
+    new Cron(
+      "17 7 * * * *",
+      { protect: true, name: "retention" },
+      guarded("retention", () => jobs.applyRetention()),
+    ),
   ];
   return {
     stop() {
