@@ -1,0 +1,86 @@
+import { afterAll, describe, expect, inject } from "vitest";
+import { connectMongo, type MongoConnection } from "../../src/adapters/mongo/index.ts";
+import { systemClock, systemIds } from "../../src/adapters/system.ts";
+import { tokenUseCases } from "../../src/app/tokens.ts";
+import { apiSuite } from "../api/api-suite.ts";
+import type { IssuedApiToken } from "../support/api-harness.ts";
+import {
+  findListed,
+  herald,
+  type ListedToken,
+  parseCreated,
+  TEST_MASTER_KEY,
+} from "../support/herald-cli.ts";
+import { type HeraldProcess, type Runtime, startHerald } from "../support/herald-process.ts";
+import { uniqueDbName } from "../support/mongo.ts";
+
+// The API suite of test/api, over the network, against a real Herald process (MongoDB store, delivery
+// engine running) under each runtime. Tokens come from the real CLI process where it matters: the first
+// token of each run and every revocation go through `herald tokens ...` against the same database; the
+// rest are issued through the repositories, because one CLI process per token (~40 per runtime) would
+// spend a minute starting tsx. test/e2e/cli-tokens.test.ts covers the CLI itself.
+const RUNTIMES: Runtime[] = ["node", "bun", "deno"];
+
+describe.each(RUNTIMES)("API suite against a real Herald server on %s", (runtime) => {
+  const uri = inject("mongoUri");
+  const env = {
+    MONGODB_URI: uri,
+    MONGODB_DB: uniqueDbName(`herald_rt_${runtime}`),
+    HERALD_MASTER_KEY: TEST_MASTER_KEY,
+    // No automatic retries. The suite's endpoints point at receiver.invalid, so every first attempt
+    // fails at once (dns_error); with retries on, that failure adds a pending attempt 2 to the list
+    // within milliseconds on a fast runtime (Deno), and the suite's "one record per endpoint right after
+    // publishing" checks would race with the engine. Retries themselves are tested in test/e2e/delivery-*.
+    HERALD_RETRY_SCHEDULE: "",
+  };
+  let server: HeraldProcess | undefined;
+  let store: MongoConnection | undefined;
+
+  afterAll(async () => {
+    const code = await server?.stop(20_000);
+    try {
+      await store?.db.dropDatabase();
+    } finally {
+      await store?.client.close();
+    }
+    if (!server) return;
+    const output = server.output();
+    // A graceful stop exits 0, and nothing in the run was logged as an error (unhandled rejections, 500s).
+    expect({ code, errors: output.split("\n").filter((l) => l.includes('"level":"error"')) }).toEqual({
+      code: 0,
+      errors: [],
+    });
+  });
+
+  apiSuite(async () => {
+    server = await startHerald({ runtime, env });
+    // The CLI writes into the database the server reads: its token must work against this server.
+    let fromCli: IssuedApiToken | undefined = parseCreated(
+      await herald(["tokens", "create", "--name", `suite-${runtime}`, "--json"], env),
+    );
+    store = await connectMongo(uri, env.MONGODB_DB);
+    const tokens = tokenUseCases({ tokens: store.repositories.tokens, clock: systemClock, ids: systemIds });
+    return {
+      baseUrl: server.baseUrl,
+      deliversInBackground: true,
+      async newToken(scope) {
+        if (fromCli && !scope?.tenantId) {
+          const issued = fromCli;
+          fromCli = undefined;
+          return issued;
+        }
+        const { token, record } = await tokens.create({ tenantId: scope?.tenantId, name: "suite" });
+        return { token, tenant_id: record.tenantId, project_id: record.projectId };
+      },
+      async revokeToken(token) {
+        const listed = await herald(["tokens", "list", "--json"], env);
+        if (listed.code !== 0) throw new Error(`tokens list failed: ${listed.stderr}`);
+        const { data } = JSON.parse(listed.stdout) as { data: ListedToken[] };
+        const record = findListed(data, token);
+        if (!record) throw new Error("tokens list --json does not show the token to revoke");
+        const revoked = await herald(["tokens", "revoke", record.id], env);
+        if (revoked.code !== 0) throw new Error(`tokens revoke failed: ${revoked.stderr}`);
+      },
+    };
+  });
+});
