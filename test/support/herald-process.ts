@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -57,13 +57,15 @@ export async function startHerald(options: StartOptions = {}): Promise<HeraldPro
   const port = options.port ?? (await freePort());
   const [cmd, args] = command(runtime);
   let out = "";
+  // A data dir of its own unless the test shares one between processes; removed once the process exits.
+  const ownDataDir = options.env?.HERALD_DATA_DIR ? null : mkdtempSync(join(tmpdir(), "herald-data-"));
   const child = spawn(cmd, args, {
     cwd: ROOT,
     env: {
       ...process.env,
       HOST: "127.0.0.1",
       PORT: String(port),
-      HERALD_DATA_DIR: mkdtempSync(join(tmpdir(), "herald-data-")),
+      ...(ownDataDir ? { HERALD_DATA_DIR: ownDataDir } : {}),
       HERALD_LOG_LEVEL: "warn",
       HERALD_ALLOW_PRIVATE_NETWORKS: "true",
       DENO_NO_UPDATE_CHECK: "1",
@@ -77,7 +79,12 @@ export async function startHerald(options: StartOptions = {}): Promise<HeraldPro
   child.stderr?.on("data", (d) => {
     out += d;
   });
-  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  const exited = new Promise<number | null>((r) =>
+    child.once("exit", (code) => {
+      if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
+      r(code);
+    }),
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
   let ready = false;
