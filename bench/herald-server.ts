@@ -3,16 +3,17 @@
 // to create one, and prints {"port","token"} as its first stdout line.
 import { serve } from "@hono/node-server";
 import { createUndiciSender } from "../src/adapters/delivery/undici-sender.ts";
+import { createJsonLogger } from "../src/adapters/json-logger.ts";
 import { createHerald } from "../src/adapters/runtime/herald-process.ts";
 import { systemClock, systemIds } from "../src/adapters/system.ts";
 import { parseConfig } from "../src/app/config.ts";
-import { silentLogger } from "../src/app/logger.ts";
 import { tokenUseCases } from "../src/app/tokens.ts";
 
 const config = parseConfig(process.env);
 const herald = await createHerald({
   config,
-  logger: silentLogger,
+  // stdout carries the ready line; logs go to stderr.
+  logger: createJsonLogger(config.logLevel, (line) => process.stderr.write(`${line}\n`)),
   store: process.env.HERALD_STORE === "memory" ? "memory" : "mongo",
   makeSender: (c) =>
     createUndiciSender({

@@ -89,7 +89,7 @@ async function startHerald(store: "memory" | "mongo"): Promise<Server> {
         HERALD_DATA_DIR: join(ROOT, ".herald-bench"),
         HERALD_ALLOW_HTTP_URLS: "true",
         HERALD_ALLOW_PRIVATE_NETWORKS: "true",
-        HERALD_LOG_LEVEL: "silent",
+        HERALD_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "silent",
       },
       stdio: ["ignore", "pipe", "inherit"],
     },

@@ -102,8 +102,10 @@ export function eventUseCases(deps: AppDeps) {
     if (targets.length === 0) return [];
     const deliveries = await firstDeliveries(event, targets, now);
     await repos.deliveries.insertMany(deliveries);
-    await repos.events.markFannedOut([event.id]);
     signal.notify();
+    // The event and its deliveries are stored: the publish has succeeded. Clearing the flag is
+    // bookkeeping; if it fails, the maintenance job repeats the (idempotent) fan-out and clears it.
+    await repos.events.markFannedOut([event.id]).catch(() => {});
     return deliveries;
   }
 

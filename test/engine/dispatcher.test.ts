@@ -249,6 +249,29 @@ describe("maintenance", () => {
     expect((await t.history(endpoint.id)).map((d) => d.status)).toEqual(["succeeded"]);
   });
 
+  it("answers a publish whose event and deliveries are stored even if clearing the fan-out flag fails", async () => {
+    const t = await setup();
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    const mark = t.repos.events.markFannedOut.bind(t.repos.events);
+    t.repos.events.markFannedOut = async () => {
+      throw new Error("database is locked");
+    };
+    const published = await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    expect(published.endpoints).toBe(1);
+    await t.drain();
+    expect((await t.history(endpoint.id)).map((d) => d.status)).toEqual(["succeeded"]);
+    // The maintenance job finishes the bookkeeping later without sending anything twice.
+    t.repos.events.markFannedOut = mark;
+    t.clock.advance(31_000);
+    expect(await t.jobs.finishFanouts()).toBe(1);
+    expect(await t.jobs.finishFanouts()).toBe(0);
+    await t.drain();
+    expect(t.sender.requests).toHaveLength(1);
+  });
+
   it("disables an endpoint that failed without success for HERALD_DISABLE_AFTER", async () => {
     const t = await setup({ sender: scriptedSender(() => ({ ok: false, responseStatus: 500 })) });
     const { endpoint } = await t.endpoints.create(SCOPE, {

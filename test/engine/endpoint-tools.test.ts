@@ -121,7 +121,9 @@ describe("recover", () => {
     await h.drain();
     h.clock.advance(60_000);
     // A window that starts 30 s after the event was created.
-    expect((await h.tools.recover(SCOPE, endpoint.id, new Date(h.clock.now().getTime() - 30_000))).queued).toBe(0);
+    expect(
+      (await h.tools.recover(SCOPE, endpoint.id, new Date(h.clock.now().getTime() - 30_000))).queued,
+    ).toBe(0);
     const now = h.clock.now().getTime();
     expect(await kindOf(h.tools.recover(SCOPE, endpoint.id, new Date(now - 15 * 86_400_000)))).toBe(
       "validation_failed",

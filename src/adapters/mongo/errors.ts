@@ -46,23 +46,42 @@ export function isUnavailable(e: unknown): boolean {
   return e instanceof MongoServerError && typeof e.code === "number" && UNAVAILABLE_CODES.has(e.code);
 }
 
-/** The error to rethrow: StoreUnavailableError for an unreachable store, the error itself otherwise. */
+/**
+ * True for a write the server refused because its storage was momentarily locked (FerretDB's SQLite
+ * backend under concurrent writers: SQLITE_BUSY). The statement did not run, so it can be sent again.
+ */
+export function isBusy(e: unknown): boolean {
+  return e instanceof MongoServerError && /SQLITE_BUSY|database is locked/i.test(e.message);
+}
+
+/** The error to rethrow: StoreUnavailableError for an unreachable or persistently busy store, the error itself otherwise. */
 export function translate(e: unknown): unknown {
-  if (e instanceof StoreUnavailableError || !isUnavailable(e)) return e;
+  if (e instanceof StoreUnavailableError || !(isUnavailable(e) || isBusy(e))) return e;
   return new StoreUnavailableError(undefined, { cause: e });
 }
 
-/** Wraps every method of a repository so driver outages surface as StoreUnavailableError. */
+/** Waits before each retry of a busy store, in milliseconds. */
+export const BUSY_RETRY_DELAYS_MS = [10, 25, 60, 150, 400];
+
+/**
+ * Wraps every method of a repository so driver outages surface as StoreUnavailableError, and a busy
+ * store is tried again a few times first. Every repository method is safe to repeat (duplicate ids are
+ * ignored, updates are guarded by state and lease owner), so repeating a whole method is too.
+ */
 export function guarded<T extends object>(target: T): T {
   return new Proxy(target, {
     get(obj, prop, receiver) {
       const value: unknown = Reflect.get(obj, prop, receiver);
       if (typeof value !== "function") return value;
       return async (...args: unknown[]) => {
-        try {
-          return await value.apply(obj, args);
-        } catch (e) {
-          throw translate(e);
+        for (let attempt = 0; ; attempt++) {
+          try {
+            return await value.apply(obj, args);
+          } catch (e) {
+            const delay = BUSY_RETRY_DELAYS_MS[attempt];
+            if (!isBusy(e) || delay === undefined) throw translate(e);
+            await new Promise((r) => setTimeout(r, delay * (0.5 + Math.random())));
+          }
         }
       };
     },
