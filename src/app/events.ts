@@ -4,6 +4,7 @@ import type { Endpoint } from "../domain/endpoint.ts";
 import { buildEnvelope, type Envelope, newEventId, serializeEnvelope } from "../domain/envelope.ts";
 import { DomainError, invalid, notFound } from "../domain/errors.ts";
 import { firstDeliveryId } from "../domain/ids.ts";
+import { createBatcher } from "./batcher.ts";
 import type { AppDeps } from "./deps.ts";
 import type { Scope, StoredEvent } from "./ports.ts";
 
@@ -68,6 +69,8 @@ export function envelopeOf(event: StoredEvent): Envelope {
 export function eventUseCases(deps: AppDeps) {
   const { repos, clock, ids, signal } = deps;
 
+  const fanoutDone = createBatcher<string>((ids) => repos.events.markFannedOut(ids), 20);
+
   async function fanOut(event: StoredEvent, now: Date): Promise<void> {
     if (event.targets.length === 0) return;
     const endpoints = await repos.endpoints.getMany(event.targets);
@@ -104,8 +107,9 @@ export function eventUseCases(deps: AppDeps) {
     await repos.deliveries.insertMany(deliveries);
     signal.notify();
     // The event and its deliveries are stored: the publish has succeeded. Clearing the flag is
-    // bookkeeping; if it fails, the maintenance job repeats the (idempotent) fan-out and clears it.
-    await repos.events.markFannedOut([event.id]).catch(() => {});
+    // bookkeeping, batched with other publishes into one write; if it is lost (crash, error), the
+    // maintenance job repeats the idempotent fan-out and clears it then.
+    fanoutDone.add(event.id);
     return deliveries;
   }
 
@@ -169,6 +173,9 @@ export function eventUseCases(deps: AppDeps) {
     },
 
     accept,
+
+    /** Writes the fan-out flags still waiting in the batch (graceful stop, tests). */
+    flushBookkeeping: () => fanoutDone.flush(),
 
     async get(scope: Scope, id: string): Promise<Envelope> {
       const event = await repos.events.get(scope, id);

@@ -272,6 +272,27 @@ describe("maintenance", () => {
     expect(t.sender.requests).toHaveLength(1);
   });
 
+  it("clears the fan-out flags of concurrent publishes in one write", async () => {
+    const t = await setup();
+    await t.endpoints.create(SCOPE, { url: "https://x.example.com/", events: ["message.sent"] });
+    const calls: string[][] = [];
+    const mark = t.repos.events.markFannedOut.bind(t.repos.events);
+    t.repos.events.markFannedOut = async (ids) => {
+      calls.push([...ids]);
+      await mark(ids);
+    };
+    const published = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") }),
+      ),
+    );
+    await t.events.flushBookkeeping();
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.sort()).toEqual(published.map((p) => p.envelope.id).sort());
+    t.clock.advance(31_000);
+    expect(await t.jobs.finishFanouts()).toBe(0);
+  });
+
   it("disables an endpoint that failed without success for HERALD_DISABLE_AFTER", async () => {
     const t = await setup({ sender: scriptedSender(() => ({ ok: false, responseStatus: 500 })) });
     const { endpoint } = await t.endpoints.create(SCOPE, {

@@ -140,6 +140,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     async stop(graceMs = 10_000) {
       scheduler.stop();
       await d.stop(graceMs);
+      await events.flushBookkeeping();
       await sender.close();
       await repos.close();
       if (embedded) await embedded.stop();
