@@ -31,7 +31,7 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 
 FROM base AS runtime-node
-CMD ["node_modules/.bin/tsx", "src/main.node.ts"]
+CMD ["node", "--import", "tsx", "src/main.node.ts"]
 
 FROM base AS runtime-bun
 CMD ["node_modules/.bin/bun", "src/main.bun.ts"]

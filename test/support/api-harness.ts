@@ -7,6 +7,7 @@ import { createMemoryRepositories } from "../../src/adapters/memory/repositories
 import { systemIds } from "../../src/adapters/system.ts";
 import { deliveryUseCases } from "../../src/app/deliveries.ts";
 import type { AppDeps } from "../../src/app/deps.ts";
+import { endpointTools } from "../../src/app/endpoint-tools.ts";
 import { endpointUseCases } from "../../src/app/endpoints.ts";
 import { eventUseCases } from "../../src/app/events.ts";
 import type { Clock, Repositories } from "../../src/app/ports.ts";
@@ -85,10 +86,12 @@ export async function makeApiHarness(options: ApiHarnessOptions = {}): Promise<A
   };
   const tokens = tokenUseCases({ tokens: tokenRepos.tokens, clock, ids: systemIds });
   const logLines: string[] = [];
+  const events = eventUseCases(appDeps);
   const base: HttpDeps = {
     endpoints: endpointUseCases(appDeps),
-    events: eventUseCases(appDeps),
+    events,
     deliveries: deliveryUseCases(appDeps),
+    tools: endpointTools(appDeps, events),
     tokens,
     ping: () => repos.ping(),
     metrics: async () => "# HELP herald_up Whether Herald is up.\n# TYPE herald_up gauge\nherald_up 1\n",
