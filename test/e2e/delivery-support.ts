@@ -1,0 +1,235 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { inject } from "vitest";
+import {
+  createHeraldClient,
+  type Delivery,
+  type EventType,
+  type HeraldClient,
+  paginate,
+  unwrap,
+  type WebhookWithSecret,
+} from "../../clients/typescript/client.ts";
+import { connectMongo, type MongoConnection } from "../../src/adapters/mongo/index.ts";
+import { systemClock, systemIds } from "../../src/adapters/system.ts";
+import { tokenUseCases } from "../../src/app/tokens.ts";
+import { sampleEventData } from "../../src/domain/samples.ts";
+import { type HeraldProcess, type StartOptions, startHerald } from "../support/herald-process.ts";
+import { uniqueDbName } from "../support/mongo.ts";
+import type { ReceivedRequest } from "../support/receiver.ts";
+import { type TestTls, testTls } from "../support/tls.ts";
+
+/**
+ * What the delivery e2e files share: one database per file on the run's MongoDB, a fixed master key
+ * for every Herald process of the file, a token made through the same code the CLI uses, and a list
+ * of every process started so `afterAll` can stop them whatever happened.
+ */
+export interface DeliveryWorld {
+  uri: string;
+  dbName: string;
+  tls: TestTls;
+  token: string;
+  mongo: MongoConnection;
+  /** The environment every Herald child of this file gets (plus `extra`). */
+  env(extra?: Record<string, string>): Record<string, string>;
+  /** Starts a Herald process on this database; it is killed in `close()` if the test did not stop it. */
+  start(extra?: Record<string, string>, options?: Omit<StartOptions, "env">): Promise<HeraldProcess>;
+  client(baseUrl: string): HeraldClient;
+  /** A token of a new tenant and project on this database: a scope of its own for one test. */
+  newToken(): Promise<string>;
+  /**
+   * Stops every process still running (SIGTERM, SIGKILL after 15 s), then drops the database and closes
+   * the connection. Graceful first on purpose: dropping a database while FerretDB still runs queries of
+   * a just-killed client has crashed FerretDB's SQLite backend.
+   */
+  close(): Promise<void>;
+}
+
+export async function deliveryWorld(
+  prefix: string,
+  base: Record<string, string> = {},
+): Promise<DeliveryWorld> {
+  const uri = inject("mongoUri");
+  const dbName = uniqueDbName(prefix);
+  const tls = await testTls();
+  const masterKey = randomBytes(32).toString("base64");
+  const mongo = await connectMongo(uri, dbName);
+  const tokens = tokenUseCases({ tokens: mongo.repositories.tokens, clock: systemClock, ids: systemIds });
+  const issued = await tokens.create({ name: prefix });
+  const processes: HeraldProcess[] = [];
+  const env = (extra: Record<string, string> = {}) => ({
+    MONGODB_URI: uri,
+    MONGODB_DB: dbName,
+    HERALD_MASTER_KEY: masterKey,
+    HERALD_ALLOW_PRIVATE_NETWORKS: "true",
+    NODE_EXTRA_CA_CERTS: tls.caCertPath,
+    HERALD_RETRY_SCHEDULE: "200ms,500ms,1s,1s,1s,1s,1s,1s",
+    HERALD_LOG_LEVEL: "warn",
+    ...base,
+    ...extra,
+  });
+  return {
+    uri,
+    dbName,
+    tls,
+    token: issued.token,
+    mongo,
+    env,
+    async start(extra, options) {
+      const p = await startHerald({ runtime: "node", ...options, env: env(extra) });
+      processes.push(p);
+      return p;
+    },
+    client: (baseUrl) => createHeraldClient({ baseUrl, token: issued.token }),
+    newToken: async () => (await tokens.create({ name: prefix })).token,
+    async close() {
+      await Promise.allSettled(processes.map((p) => p.stop(15_000)));
+      try {
+        await mongo.db.dropDatabase();
+      } finally {
+        await mongo.client.close();
+      }
+    },
+  };
+}
+
+/** Registers an endpoint and answers it with its secret. */
+export function createEndpoint(
+  client: HeraldClient,
+  url: string,
+  events: EventType[],
+): Promise<WebhookWithSecret> {
+  return unwrap(client.POST("/api/v1/webhooks", { body: { url, events, description: "e2e" } }));
+}
+
+/** A valid publish body for a type, with a fresh subject id. */
+export function eventBody(type: EventType) {
+  return { type, data: sampleEventData(type, { subjectId: randomUUID() }, new Date()) };
+}
+
+/**
+ * Publishes with the raw fetch (so a dead process shows as a thrown error, not a parsed answer) and an
+ * Idempotency-Key; answers the status and the event id when accepted.
+ */
+export async function publishRaw(
+  baseUrl: string,
+  token: string,
+  body: ReturnType<typeof eventBody>,
+  idempotencyKey: string,
+): Promise<{ status: number; id: string | null; replayed: boolean }> {
+  const r = await fetch(`${baseUrl}/api/v1/events`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      "idempotency-key": idempotencyKey,
+    },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const json = (await r.json().catch(() => null)) as { id?: string } | null;
+  return {
+    status: r.status,
+    id: r.status === 202 ? (json?.id ?? null) : null,
+    replayed: r.headers.get("idempotent-replayed") === "true",
+  };
+}
+
+/** Every delivery record of an endpoint (optionally filtered by status or event), all pages. */
+export async function allDeliveries(
+  client: HeraldClient,
+  webhookId: string,
+  filter: Delivery["status"] | { status?: Delivery["status"]; event_id?: string } = {},
+): Promise<Delivery[]> {
+  const query = typeof filter === "string" ? { status: filter } : filter;
+  const out: Delivery[] = [];
+  const pages = paginate((cursor) =>
+    unwrap(
+      client.GET("/api/v1/webhooks/{id}/deliveries", {
+        params: { path: { id: webhookId }, query: { limit: 100, ...(cursor ? { cursor } : {}), ...query } },
+      }),
+    ),
+  );
+  for await (const d of pages) out.push(d);
+  return out;
+}
+
+/** Polls `check` every `everyMs` until it answers true; throws with `what()` after `timeoutMs`. */
+export async function waitUntil(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: () => string,
+  everyMs = 100,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() >= deadline) throw new Error(`not within ${timeoutMs} ms: ${what()}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** The event id a receiver saw (X-Webhook-Id). */
+export const eventIdOf = (r: ReceivedRequest): string => String(r.headers["x-webhook-id"] ?? "");
+
+/** The event type, from the signed body. */
+export const eventTypeOf = (r: ReceivedRequest): string =>
+  (JSON.parse(r.body.toString("utf8")) as { type: string }).type;
+
+/**
+ * How big the load tests are. 1 suits FerretDB v1 (CI's database), where every write scans its whole
+ * collection; on a real MongoDB, HERALD_E2E_SCALE=10 runs them at the issue's sizes.
+ */
+export const E2E_SCALE = Number(process.env.HERALD_E2E_SCALE ?? 1) || 1;
+
+/** A small seeded PRNG (mulberry32), so a failing kill schedule can be replayed from the logged seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** The seed: HERALD_E2E_SEED when given (to replay a run), otherwise a fresh one. */
+export function testSeed(): number {
+  const given = process.env.HERALD_E2E_SEED;
+  return given ? Number(given) : Math.floor(Math.random() * 2 ** 31);
+}
+
+/** A counter of a Prometheus text page: the sum over the series whose labels contain `labels`. */
+export async function scrapeCounter(baseUrl: string, name: string, labels = ""): Promise<number> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (labels && !line.includes(labels)) continue;
+    sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return sum;
+}
+
+/** Runs `fn` over `items` with at most `limit` at a time. */
+export async function pool<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<void>,
+) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** The q-quantile (0..1) of numbers. */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+}
