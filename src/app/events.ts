@@ -113,6 +113,18 @@ export function eventUseCases(deps: AppDeps) {
     return deliveries;
   }
 
+  /**
+   * The first answer again. If the first request died between storing the event and its deliveries,
+   * the repeat finishes the fan-out now (safe to repeat) rather than leaving it to the maintenance job.
+   */
+  async function replay(earlier: StoredEvent, now: Date): Promise<PublishResult> {
+    if (earlier.fanoutPending) {
+      await fanOut(earlier, now);
+      signal.notify();
+    }
+    return { envelope: envelopeOf(earlier), endpoints: earlier.targets.length, replayed: true };
+  }
+
   return {
     async publish(scope: Scope, input: PublishInput): Promise<PublishResult> {
       const now = clock.now();
@@ -139,8 +151,7 @@ export function eventUseCases(deps: AppDeps) {
         }
         if (held.eventId !== eventId) {
           const earlier = await repos.events.get(scope, held.eventId);
-          if (earlier)
-            return { envelope: envelopeOf(earlier), endpoints: earlier.targets.length, replayed: true };
+          if (earlier) return replay(earlier, now);
           // The first request has not stored its event (still running, or it crashed): finish it under the same id.
           eventId = held.eventId;
         }
@@ -167,7 +178,7 @@ export function eventUseCases(deps: AppDeps) {
       if (!accepted) {
         const earlier = await repos.events.get(scope, envelope.id);
         if (!earlier) throw new Error(`event ${envelope.id} exists in another scope`);
-        return { envelope: envelopeOf(earlier), endpoints: earlier.targets.length, replayed: true };
+        return replay(earlier, now);
       }
       return { envelope, endpoints: subscribed.length, replayed: false };
     },

@@ -272,6 +272,27 @@ describe("maintenance", () => {
     expect(t.sender.requests).toHaveLength(1);
   });
 
+  it("a repeat with the same Idempotency-Key finishes a fan-out the first request did not", async () => {
+    const t = await setup();
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    const insertMany = t.repos.deliveries.insertMany.bind(t.repos.deliveries);
+    t.repos.deliveries.insertMany = async () => {
+      throw new Error("process died");
+    };
+    const input = { type: "message.sent", data: sampleMessage("sent"), idempotencyKey: "k-1" };
+    await expect(t.events.publish(SCOPE, input)).rejects.toThrow();
+    t.repos.deliveries.insertMany = insertMany;
+    const again = await t.events.publish(SCOPE, input);
+    expect(again.replayed).toBe(true);
+    await t.drain();
+    // Delivered at once, without waiting for the maintenance job.
+    expect(t.sender.requests.map((r) => r.eventId)).toEqual([again.envelope.id]);
+    expect((await t.history(endpoint.id)).map((d) => d.status)).toEqual(["succeeded"]);
+  });
+
   it("clears the fan-out flags of concurrent publishes in one write", async () => {
     const t = await setup();
     await t.endpoints.create(SCOPE, { url: "https://x.example.com/", events: ["message.sent"] });

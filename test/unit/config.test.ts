@@ -14,6 +14,7 @@ describe("configuration", () => {
       dataDir: "./.herald",
       masterKey: null,
       deliveryTimeoutMs: 15_000,
+      leaseMarginMs: 60_000,
       concurrency: 200,
       endpointConcurrency: 10,
       disableAfterMs: 5 * 86_400_000,
