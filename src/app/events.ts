@@ -25,6 +25,8 @@ export interface PublishResult {
 }
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
+/** A repeated publish finishes an unfinished fan-out only once the event is this old. */
+export const REPLAY_FINISHES_AFTER_MS = 2_000;
 /** How long a fan-out may be in progress before the maintenance job finishes it. */
 export const FANOUT_GRACE_MS = 30_000;
 
@@ -118,7 +120,8 @@ export function eventUseCases(deps: AppDeps) {
    * the repeat finishes the fan-out now (safe to repeat) rather than leaving it to the maintenance job.
    */
   async function replay(earlier: StoredEvent, now: Date): Promise<PublishResult> {
-    if (earlier.fanoutPending) {
+    // Younger than that, the flag may only be waiting for its batched write, not for a dead process.
+    if (earlier.fanoutPending && now.getTime() - earlier.createdAt.getTime() >= REPLAY_FINISHES_AFTER_MS) {
       await fanOut(earlier, now);
       signal.notify();
     }

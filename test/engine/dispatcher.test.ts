@@ -285,6 +285,8 @@ describe("maintenance", () => {
     const input = { type: "message.sent", data: sampleMessage("sent"), idempotencyKey: "k-1" };
     await expect(t.events.publish(SCOPE, input)).rejects.toThrow();
     t.repos.deliveries.insertMany = insertMany;
+    // The client retries once the restarted process answers: seconds later.
+    t.clock.advance(3_000);
     const again = await t.events.publish(SCOPE, input);
     expect(again.replayed).toBe(true);
     await t.drain();
