@@ -44,6 +44,9 @@ export async function tokensCommand(argv: string[], io: Io): Promise<number> {
   ] as const) {
     if (v !== undefined && !UUID_PATTERN.test(v)) throw new CliError(`${flag} must be a UUID`);
   }
+  if (!["create", "list", "revoke"].includes(sub)) {
+    throw new CliError(`unknown command "tokens ${sub}"; see herald tokens --help`, 2);
+  }
   const store = await openStore(io.env);
   try {
     const tokens = tokenUseCases({ tokens: store.repos.tokens, clock: systemClock, ids: systemIds });
