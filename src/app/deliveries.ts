@@ -1,4 +1,4 @@
-import type { Delivery } from "../domain/delivery.ts";
+import { type Delivery, repeatAttempt } from "../domain/delivery.ts";
 import { DomainError, notFound } from "../domain/errors.ts";
 import type { AppDeps } from "./deps.ts";
 import type { DeliveryFilter, Page, PageRequest, Scope } from "./ports.ts";
@@ -42,26 +42,14 @@ export function deliveryUseCases(deps: AppDeps) {
       const key = `${original.eventId}/${original.webhookId}`;
       const max = (await repos.deliveries.maxAttempts([original])).get(key) ?? original.attempt;
       const now = clock.now();
-      const delivery: Delivery = {
+      const delivery = repeatAttempt(original, {
         id: ids.uuid(),
-        tenantId: scope.tenantId,
-        projectId: scope.projectId,
-        webhookId: original.webhookId,
-        eventId: original.eventId,
-        eventType: original.eventType,
         attempt: max + 1,
         trigger: "manual",
-        status: "pending",
         url: endpoint.url,
-        responseStatus: null,
-        responseBody: null,
-        error: null,
-        durationMs: null,
         scheduledAt: now,
-        attemptedAt: null,
-        nextAttemptAt: null,
         createdAt: now,
-      };
+      });
       await repos.deliveries.insertMany([delivery]);
       signal.notify();
       return delivery;

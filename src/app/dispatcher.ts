@@ -1,5 +1,5 @@
 import { nextRetryDelay } from "../domain/backoff.ts";
-import type { Delivery, SendOutcome } from "../domain/delivery.ts";
+import { type Delivery, repeatAttempt, type SendOutcome } from "../domain/delivery.ts";
 import { activeSecrets, type Endpoint } from "../domain/endpoint.ts";
 import { nextDeliveryId } from "../domain/ids.ts";
 import { unixSeconds } from "../domain/time.ts";
@@ -222,21 +222,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       });
       if (delay !== null) {
         const at = new Date(clock.now().getTime() + delay);
-        next = {
-          ...stripLease(d),
+        next = repeatAttempt(d, {
           id: await nextDeliveryId(d.id),
           attempt: d.attempt + 1,
-          status: "pending",
+          trigger: "automatic",
           url: endpoint.url,
-          responseStatus: null,
-          responseBody: null,
-          error: null,
-          durationMs: null,
           scheduledAt: at,
-          attemptedAt: null,
-          nextAttemptAt: null,
           createdAt: clock.now(),
-        };
+        });
       }
     }
     record(finished(d, "failed", { ...outcome, attemptedAt }, next));
@@ -399,9 +392,4 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       return inFlight;
     },
   };
-}
-
-function stripLease(d: LeasedDelivery): Delivery {
-  const { leaseOwner: _o, leaseExpiresAt: _e, ...rest } = d;
-  return rest;
 }

@@ -1,4 +1,4 @@
-import type { Delivery } from "../domain/delivery.ts";
+import { type Delivery, repeatAttempt } from "../domain/delivery.ts";
 import { buildEnvelope, type Envelope, newEventId } from "../domain/envelope.ts";
 import { DomainError, invalid, notFound } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
@@ -93,22 +93,16 @@ export function endpointTools(deps: AppDeps, events: EventUseCases) {
         const replays: Delivery[] = [];
         for (const d of latest.values()) {
           if (d.status !== "failed" && d.status !== "skipped") continue;
-          replays.push({
-            ...d,
-            id: ids.uuid(),
-            attempt: d.attempt + 1,
-            trigger: "manual",
-            status: "pending",
-            url: endpoint.url,
-            responseStatus: null,
-            responseBody: null,
-            error: null,
-            durationMs: null,
-            scheduledAt: now,
-            attemptedAt: null,
-            nextAttemptAt: null,
-            createdAt: now,
-          });
+          replays.push(
+            repeatAttempt(d, {
+              id: ids.uuid(),
+              attempt: d.attempt + 1,
+              trigger: "manual",
+              url: endpoint.url,
+              scheduledAt: now,
+              createdAt: now,
+            }),
+          );
         }
         if (replays.length) await repos.deliveries.insertMany(replays);
         queued += replays.length;

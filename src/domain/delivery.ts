@@ -58,6 +58,43 @@ export function isFinal(status: DeliveryStatus): boolean {
   return status !== "pending";
 }
 
+/** What a new attempt takes from the caller; the rest comes from the earlier attempt it repeats. */
+export interface AttemptSpec {
+  id: string;
+  attempt: number;
+  trigger: DeliveryTrigger;
+  url: string;
+  scheduledAt: Date;
+  createdAt: Date;
+}
+
+/**
+ * A new pending attempt of the same event to the same endpoint as `earlier` (an automatic follow-up,
+ * a manual retry, a recovery), with no outcome yet.
+ */
+export function repeatAttempt(earlier: Delivery, spec: AttemptSpec): Delivery {
+  return {
+    id: spec.id,
+    tenantId: earlier.tenantId,
+    projectId: earlier.projectId,
+    webhookId: earlier.webhookId,
+    eventId: earlier.eventId,
+    eventType: earlier.eventType,
+    attempt: spec.attempt,
+    trigger: spec.trigger,
+    status: "pending",
+    url: spec.url,
+    responseStatus: null,
+    responseBody: null,
+    error: null,
+    durationMs: null,
+    scheduledAt: spec.scheduledAt,
+    attemptedAt: null,
+    nextAttemptAt: null,
+    createdAt: spec.createdAt,
+  };
+}
+
 /** Largest response body kept on a delivery record, in bytes. */
 export const RESPONSE_BODY_LIMIT = 4096;
 
