@@ -14,7 +14,8 @@ const herald = await createHerald({
   config,
   // stdout carries the ready line; logs go to stderr.
   logger: createJsonLogger(config.logLevel, (line) => process.stderr.write(`${line}\n`)),
-  store: process.env.HERALD_STORE === "memory" ? "memory" : "mongo",
+  store: config.store,
+  printFirstToken: false,
   makeSender: (c) =>
     createUndiciSender({
       timeoutMs: c.deliveryTimeoutMs,

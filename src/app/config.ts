@@ -108,6 +108,9 @@ export const configSchema = z.object({
   HERALD_RETENTION: duration("HERALD_RETENTION", "30d", 60_000),
   HERALD_ALLOW_PRIVATE_NETWORKS: bool("HERALD_ALLOW_PRIVATE_NETWORKS"),
   HERALD_ALLOW_HTTP_URLS: bool("HERALD_ALLOW_HTTP_URLS"),
+  HERALD_STORE: z
+    .enum(["mongo", "memory"], { error: "HERALD_STORE must be mongo or memory" })
+    .default("mongo"),
   HERALD_LOG_LEVEL: z
     .string()
     .default("info")
@@ -136,6 +139,8 @@ export interface Config {
   allowPrivateNetworks: boolean;
   allowHttpUrls: boolean;
   logLevel: LogLevel;
+  /** mongo (default) or memory: everything in process memory, lost on exit (benchmarks, demos). */
+  store: "mongo" | "memory";
 }
 
 export class ConfigError extends Error {
@@ -173,5 +178,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     allowPrivateNetworks: c.HERALD_ALLOW_PRIVATE_NETWORKS,
     allowHttpUrls: c.HERALD_ALLOW_HTTP_URLS,
     logLevel: c.HERALD_LOG_LEVEL,
+    store: c.HERALD_STORE,
   };
 }

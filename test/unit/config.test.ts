@@ -22,6 +22,7 @@ describe("configuration", () => {
       allowPrivateNetworks: false,
       allowHttpUrls: false,
       logLevel: "info",
+      store: "mongo",
     });
     expect(c.retryScheduleMs).toEqual([
       5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000, 57_600_000,
@@ -55,6 +56,7 @@ describe("configuration", () => {
     ["HERALD_CONCURRENCY", "0"],
     ["HERALD_LOG_LEVEL", "loud"],
     ["MONGODB_URI", "postgres://x"],
+    ["HERALD_STORE", "redis"],
   ])("stops on a bad %s with one line naming it", (name, value) => {
     try {
       parseConfig({ [name]: value });

@@ -37,7 +37,7 @@ export async function runHerald(rt: RuntimeBinding): Promise<void> {
     herald = await createHerald({
       config,
       logger,
-      store: rt.env.HERALD_STORE === "memory" ? "memory" : "mongo",
+      store: config.store,
       makeSender: rt.makeSender,
     });
   } catch (e) {
