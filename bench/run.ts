@@ -254,6 +254,9 @@ async function runStore(store: "memory" | "mongo") {
     return {
       store,
       endpoints: ENDPOINTS,
+      // The caps decide the ceiling: at most endpoints x per-endpoint requests are in flight.
+      concurrency: Number(process.env.HERALD_CONCURRENCY ?? 200),
+      endpoint_concurrency: Number(process.env.HERALD_ENDPOINT_CONCURRENCY ?? 10),
       throughput: {
         events: EVENTS,
         deliveries,
@@ -288,7 +291,8 @@ else console.log("MONGODB_URI is not set: measuring the in-memory store only.");
 const results = [];
 for (const store of stores) {
   console.log(
-    `\n== ${store}: ${EVENTS} events x ${ENDPOINTS} endpoints, then ${RATE} events/s for ${RATE_SECONDS} s`,
+    `\n== ${store}: ${EVENTS} events x ${ENDPOINTS} endpoints, then ${RATE} events/s for ${RATE_SECONDS} s` +
+      ` (HERALD_CONCURRENCY=${process.env.HERALD_CONCURRENCY ?? 200}, HERALD_ENDPOINT_CONCURRENCY=${process.env.HERALD_ENDPOINT_CONCURRENCY ?? 10})`,
   );
   const r = await runStore(store);
   results.push(r);
