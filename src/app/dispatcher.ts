@@ -280,7 +280,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     ]);
     const eventById = new Map(events.map((e) => [e.id, e]));
     const endpointById = new Map(endpoints.map((e) => [e.id, e]));
-    const overflow: string[] = [];
+    const overflow: LeasedDelivery[] = [];
 
     const planned = new Map<string, number>();
     for (const d of claimed) {
@@ -298,15 +298,15 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       }
       const busy = (perEndpoint.get(endpoint.id) ?? 0) + (planned.get(endpoint.id) ?? 0);
       if (busy >= options.endpointConcurrency) {
-        overflow.push(d.id);
+        overflow.push(d);
         continue;
       }
       planned.set(endpoint.id, (planned.get(endpoint.id) ?? 0) + 1);
       run({ delivery: d, event, endpoint });
     }
     if (overflow.length) {
-      for (const id of overflow) leased.delete(id);
-      await releaseAll(overflow.map((id) => claimed.find((d) => d.id === id)!));
+      for (const d of overflow) leased.delete(d.id);
+      await releaseAll(overflow);
     }
     return claimed.length - overflow.length;
   }

@@ -3,6 +3,7 @@ import {
   type FetchResult,
   HeraldApiError,
   type HeraldClient,
+  paginate,
 } from "../../clients/typescript/client.ts";
 import type { CliDeps } from "./command.ts";
 import { CliError, type Io } from "./io.ts";
@@ -73,4 +74,15 @@ function unreachableMessage(baseUrl: string, e: unknown): string {
         ? cause.message
         : (e as Error).message;
   return `cannot reach Herald at ${baseUrl} (${reason}); is it running? Set HERALD_URL to point elsewhere.`;
+}
+
+/** One page of a list (from `cursor`), or with `all` every page, walked through next_cursor. */
+export async function listPages<T>(
+  page: (cursor: string | undefined) => Promise<{ data: T[]; next_cursor: string | null }>,
+  options: { all?: boolean | undefined; cursor?: string | undefined },
+): Promise<{ data: T[]; next_cursor: string | null }> {
+  if (!options.all) return page(options.cursor);
+  const data: T[] = [];
+  for await (const item of paginate(page)) data.push(item);
+  return { data, next_cursor: null };
 }

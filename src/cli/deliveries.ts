@@ -1,6 +1,5 @@
 import type { Delivery, EventType } from "../../clients/typescript/client.ts";
-import { paginate } from "../../clients/typescript/client.ts";
-import { connectApi } from "./api.ts";
+import { connectApi, listPages } from "./api.ts";
 import { instant, integer } from "./arg-values.ts";
 import {
   type Command,
@@ -105,14 +104,7 @@ const list: Command = {
           }),
         )
       ).data;
-    let result: { data: Delivery[]; next_cursor: string | null };
-    if (values.all) {
-      const data: Delivery[] = [];
-      for await (const d of paginate(page)) data.push(d);
-      result = { data, next_cursor: null };
-    } else {
-      result = await page(values.cursor);
-    }
+    const result = await listPages(page, { all: values.all, cursor: values.cursor });
     if (values.json) {
       printJson(io, result);
       return 0;

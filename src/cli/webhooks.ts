@@ -1,6 +1,5 @@
 import type { EventType, Webhook } from "../../clients/typescript/client.ts";
-import { paginate } from "../../clients/typescript/client.ts";
-import { connectApi } from "./api.ts";
+import { connectApi, listPages } from "./api.ts";
 import { instant, integer, seconds, splitList } from "./arg-values.ts";
 import {
   type Command,
@@ -117,14 +116,7 @@ const list: Command = {
     const api = connectApi(io, deps);
     const page = async (cursor: string | undefined) =>
       (await api.call(api.client.GET("/api/v1/webhooks", { params: { query: { ...query, cursor } } }))).data;
-    let result: { data: Webhook[]; next_cursor: string | null };
-    if (values.all) {
-      const data: Webhook[] = [];
-      for await (const w of paginate(page)) data.push(w);
-      result = { data, next_cursor: null };
-    } else {
-      result = await page(values.cursor);
-    }
+    const result = await listPages(page, { all: values.all, cursor: values.cursor });
     if (values.json) {
       printJson(io, result);
       return 0;

@@ -164,7 +164,7 @@ class MemoryEvents implements EventRepository {
     limit: number,
     after?: string,
   ): Promise<StoredEvent[]> {
-    return [...this.rows.values()]
+    const window = [...this.rows.values()]
       .filter(
         (e) =>
           inScope(scope, e) &&
@@ -173,16 +173,16 @@ class MemoryEvents implements EventRepository {
       )
       .sort(
         (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-      )
-      .filter((e, _i, all) => {
-        if (after === undefined) return true;
-        const pivot = all.find((x) => x.id === after);
-        if (!pivot) return true;
-        const t = e.createdAt.getTime() - pivot.createdAt.getTime();
-        return t > 0 || (t === 0 && e.id > pivot.id);
-      })
-      .slice(0, limit)
-      .map(copy);
+      );
+    // An `after` outside the window does not narrow the list (as in MongoDB).
+    const pivot = after === undefined ? undefined : window.find((x) => x.id === after);
+    const rest = pivot
+      ? window.filter((e) => {
+          const t = e.createdAt.getTime() - pivot.createdAt.getTime();
+          return t > 0 || (t === 0 && e.id > pivot.id);
+        })
+      : window;
+    return rest.slice(0, limit).map(flat);
   }
 
   async deleteCreatedBefore(before: Date): Promise<number> {
