@@ -1,8 +1,14 @@
 import type { SendOutcome } from "../../domain/delivery.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
-import { classifyFailure } from "./classify.ts";
 import { BLOCKED_ADDRESS_CODE, type Resolve, resolveChecked, systemResolve } from "./guarded-lookup.ts";
-import { BodyPrefix, deliveryHeaders, elapsed, failureOutcome, responseOutcome } from "./outcome.ts";
+import {
+  deliveryHeaders,
+  deliveryUrl,
+  elapsed,
+  failureOutcome,
+  responseOutcome,
+  underDeadline,
+} from "./outcome.ts";
 import type { DeliveryRequest, Sender } from "./sender.ts";
 
 export interface FetchSenderOptions {
@@ -37,38 +43,20 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
 
   async function attempt(req: DeliveryRequest): Promise<SendOutcome> {
     const start = performance.now();
-    let url: URL;
-    try {
-      url = new URL(req.url);
-    } catch {
-      return failureOutcome("connection_error", elapsed(start));
-    }
-    if (closed || (url.protocol !== "https:" && url.protocol !== "http:")) {
-      return failureOutcome("connection_error", elapsed(start));
-    }
+    const url = deliveryUrl(req.url);
+    if (closed || !url) return failureOutcome("connection_error", elapsed(start));
 
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(new DOMException("delivery timed out", "TimeoutError"));
-    }, options.timeoutMs);
-    let status: number | null = null;
-    const body = new BodyPrefix();
-    try {
+    return underDeadline(options.timeoutMs, start, async (x) => {
       if (!options.allowPrivateNetworks) {
         if (isIpLiteral(url.hostname)) {
           if (isBlocked(url.hostname)) return failureOutcome("blocked_address", elapsed(start));
         } else {
-          const checked = await untilAborted(
-            resolveChecked(url.hostname, resolve, isBlocked),
-            controller.signal,
-          ).then(
+          const checked = await untilAborted(resolveChecked(url.hostname, resolve, isBlocked), x.signal).then(
             () => null,
             (err: unknown) => err,
           );
           if (checked !== null) {
-            if (timedOut) return failureOutcome("timeout", elapsed(start));
+            if (x.timedOut()) return failureOutcome("timeout", elapsed(start));
             const code = (checked as { code?: unknown }).code;
             return failureOutcome(
               code === BLOCKED_ADDRESS_CODE ? "blocked_address" : "dns_error",
@@ -82,29 +70,24 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
         headers: await deliveryHeaders(req, options.userAgent),
         body: req.body,
         redirect: "manual",
-        signal: controller.signal,
+        signal: x.signal,
       });
       // A spec-following fetch hides a manual redirect behind status 0; Node, Bun and Deno show the 3xx.
       if (res.type === "opaqueredirect") return failureOutcome("redirect", elapsed(start));
-      status = res.status;
+      x.status = res.status;
       if (res.body) {
         for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-          if (body.push(chunk)) break;
+          if (x.body.push(chunk)) break;
         }
       }
       return responseOutcome({
-        status,
+        status: x.status,
         retryAfter: res.headers.get("retry-after"),
-        body: body.text(),
+        body: x.body.text(),
         durationMs: elapsed(start),
         now: new Date(),
       });
-    } catch (err) {
-      const error = timedOut ? "timeout" : classifyFailure(err);
-      return failureOutcome(error, elapsed(start), { status, body: status === null ? null : body.text() });
-    } finally {
-      clearTimeout(timer);
-    }
+    });
   }
 
   return {

@@ -1,6 +1,7 @@
 import { parseRetryAfter } from "../../domain/backoff.ts";
 import { type DeliveryError, RESPONSE_BODY_LIMIT, type SendOutcome } from "../../domain/delivery.ts";
 import { signatureHeader } from "../../domain/signing.ts";
+import { classifyFailure } from "./classify.ts";
 import type { DeliveryRequest } from "./sender.ts";
 
 /** Computes the X-Webhook-Signature value; the domain's Web Crypto signer unless a runtime offers a faster one. */
@@ -100,4 +101,57 @@ export function failureOutcome(
 /** Milliseconds since `start` (a performance.now() reading), whole. */
 export function elapsed(start: number): number {
   return Math.max(0, Math.round(performance.now() - start));
+}
+
+/** The endpoint URL when it can be POSTed to (http or https), null otherwise. */
+export function deliveryUrl(raw: string): URL | null {
+  try {
+    const url = new URL(raw);
+    return url.protocol === "https:" || url.protocol === "http:" ? url : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What one exchange sees while it runs under the deadline; it records status and body as they arrive. */
+export interface Exchange {
+  signal: AbortSignal;
+  /** True once the deadline has passed. */
+  timedOut(): boolean;
+  status: number | null;
+  body: BodyPrefix;
+}
+
+/**
+ * Runs one delivery exchange under the whole-request deadline. A failure becomes an outcome: `timeout`
+ * when the deadline cut it short, otherwise its classified error, keeping whatever status and body arrived.
+ */
+export async function underDeadline(
+  timeoutMs: number,
+  start: number,
+  exchange: (x: Exchange) => Promise<SendOutcome>,
+): Promise<SendOutcome> {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new DOMException("delivery timed out", "TimeoutError"));
+  }, timeoutMs);
+  const x: Exchange = {
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    status: null,
+    body: new BodyPrefix(),
+  };
+  try {
+    return await exchange(x);
+  } catch (err) {
+    const error = timedOut ? "timeout" : classifyFailure(err);
+    return failureOutcome(error, elapsed(start), {
+      status: x.status,
+      body: x.status === null ? null : x.body.text(),
+    });
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -2,10 +2,16 @@ import type { LookupFunction } from "node:net";
 import { Agent } from "undici";
 import type { SendOutcome } from "../../domain/delivery.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
-import { classifyFailure } from "./classify.ts";
 import { createGuardedLookup, type Resolve, systemResolve } from "./guarded-lookup.ts";
 import { nodeSignatureHeader } from "./node-signer.ts";
-import { BodyPrefix, deliveryHeaders, elapsed, failureOutcome, responseOutcome } from "./outcome.ts";
+import {
+  deliveryHeaders,
+  deliveryUrl,
+  elapsed,
+  failureOutcome,
+  responseOutcome,
+  underDeadline,
+} from "./outcome.ts";
 import type { DeliveryRequest, Sender } from "./sender.ts";
 
 export interface UndiciSenderOptions {
@@ -50,56 +56,36 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
 
   async function send(req: DeliveryRequest): Promise<SendOutcome> {
     const start = performance.now();
-    let url: URL;
-    try {
-      url = new URL(req.url);
-    } catch {
-      return failureOutcome("connection_error", elapsed(start));
-    }
-    if (url.protocol !== "https:" && url.protocol !== "http:") {
-      return failureOutcome("connection_error", elapsed(start));
-    }
+    const url = deliveryUrl(req.url);
+    if (!url) return failureOutcome("connection_error", elapsed(start));
     // A literal IP is connected to without a lookup, so the guard in `lookup` never sees it.
     if (isIpLiteral(url.hostname) && isBlocked(url.hostname)) {
       return failureOutcome("blocked_address", elapsed(start));
     }
 
     const headers = await deliveryHeaders(req, options.userAgent, nodeSignatureHeader);
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(new DOMException("delivery timed out", "TimeoutError"));
-    }, options.timeoutMs);
-    let status: number | null = null;
-    const body = new BodyPrefix();
-    try {
+    return underDeadline(options.timeoutMs, start, async (x) => {
       const res = await agent.request({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
         method: "POST",
         headers,
         body: req.body,
-        signal: controller.signal,
+        signal: x.signal,
       });
-      status = res.statusCode;
+      x.status = res.statusCode;
       for await (const chunk of res.body) {
-        if (body.push(chunk as Uint8Array)) break;
+        if (x.body.push(chunk as Uint8Array)) break;
       }
       const retryAfter = res.headers["retry-after"];
       return responseOutcome({
-        status,
+        status: x.status,
         retryAfter: Array.isArray(retryAfter) ? (retryAfter[0] ?? null) : (retryAfter ?? null),
-        body: body.text(),
+        body: x.body.text(),
         durationMs: elapsed(start),
         now: new Date(),
       });
-    } catch (err) {
-      const error = timedOut ? "timeout" : classifyFailure(err);
-      return failureOutcome(error, elapsed(start), { status, body: status === null ? null : body.text() });
-    } finally {
-      clearTimeout(timer);
-    }
+    });
   }
 
   return {
