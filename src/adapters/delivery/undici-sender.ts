@@ -1,17 +1,13 @@
+import type { IncomingHttpHeaders } from "node:http";
 import type { LookupFunction } from "node:net";
-import { Agent } from "undici";
+import { Agent, type Dispatcher } from "undici";
 import type { SendOutcome } from "../../domain/delivery.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
+import { classifyFailure } from "./classify.ts";
+import { DeadlineQueue } from "./deadlines.ts";
 import { createGuardedLookup, type Resolve, systemResolve } from "./guarded-lookup.ts";
 import { nodeSignatureHeader } from "./node-signer.ts";
-import {
-  deliveryHeaders,
-  deliveryUrl,
-  elapsed,
-  failureOutcome,
-  responseOutcome,
-  underDeadline,
-} from "./outcome.ts";
+import { BodyPrefix, deliveryUrl, elapsed, failureOutcome, responseOutcome } from "./outcome.ts";
 import type { DeliveryRequest, Sender } from "./sender.ts";
 
 export interface UndiciSenderOptions {
@@ -31,11 +27,26 @@ export interface UndiciSenderOptions {
   isBlocked?: (ip: string) => boolean;
 }
 
+/** Where a delivery URL goes, worked out once per URL: parsing a URL costs more than signing. */
+interface Target {
+  origin: string;
+  path: string;
+  /** Why nothing may be sent there, or null. */
+  refused: "connection_error" | "blocked_address" | null;
+}
+
+const TARGET_CACHE_LIMIT = 10_000;
+const TIMED_OUT = Object.assign(new Error("delivery timed out"), { name: "TimeoutError" });
+
 /**
  * The Node sender: an undici Agent with pooled keep-alive connections whose every new connection
  * resolves through a guarded lookup, so the address the socket connects to is the one checked.
  * Redirects are never followed (no redirect interceptor). TLS trust is Node's own store, which
  * includes NODE_EXTRA_CA_CERTS, unless `ca` replaces it.
+ *
+ * Each attempt is one `dispatch` with a handler of our own (no response stream, no AbortController),
+ * and one shared timer enforces the whole-request limit for all of them: on the delivery hot path
+ * those per-request objects cost more than the HTTP exchange itself.
  */
 export function createUndiciSender(options: UndiciSenderOptions): Sender {
   const isBlocked = options.allowPrivateNetworks ? () => false : (options.isBlocked ?? isBlockedAddress);
@@ -53,38 +64,51 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
       ...(options.ca !== undefined ? { ca: options.ca } : {}),
     },
   });
+  const deadlines = new DeadlineQueue(options.timeoutMs);
+  const targets = new Map<string, Target>();
 
-  async function send(req: DeliveryRequest): Promise<SendOutcome> {
-    const start = performance.now();
-    const url = deliveryUrl(req.url);
-    if (!url) return failureOutcome("connection_error", elapsed(start));
-    // A literal IP is connected to without a lookup, so the guard in `lookup` never sees it.
-    if (isIpLiteral(url.hostname) && isBlocked(url.hostname)) {
-      return failureOutcome("blocked_address", elapsed(start));
+  function target(raw: string): Target {
+    let t = targets.get(raw);
+    if (t === undefined) {
+      const url = deliveryUrl(raw);
+      t = url
+        ? {
+            origin: url.origin,
+            path: `${url.pathname}${url.search}`,
+            // A literal IP is connected to without a lookup, so the guard in `lookup` never sees it.
+            refused: isIpLiteral(url.hostname) && isBlocked(url.hostname) ? "blocked_address" : null,
+          }
+        : { origin: "", path: "", refused: "connection_error" };
+      if (targets.size >= TARGET_CACHE_LIMIT) targets.clear();
+      targets.set(raw, t);
     }
+    return t;
+  }
 
-    const headers = await deliveryHeaders(req, options.userAgent, nodeSignatureHeader);
-    return underDeadline(options.timeoutMs, start, async (x) => {
-      const res = await agent.request({
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-        method: "POST",
-        headers,
-        body: req.body,
-        signal: x.signal,
-      });
-      x.status = res.statusCode;
-      for await (const chunk of res.body) {
-        if (x.body.push(chunk as Uint8Array)) break;
+  function send(req: DeliveryRequest): Promise<SendOutcome> {
+    const start = performance.now();
+    const t = target(req.url);
+    if (t.refused) return Promise.resolve(failureOutcome(t.refused, elapsed(start)));
+    const headers = [
+      "content-type",
+      "application/json",
+      "user-agent",
+      options.userAgent,
+      "x-webhook-id",
+      req.eventId,
+      "x-webhook-timestamp",
+      String(req.timestamp),
+      "x-webhook-signature",
+      nodeSignatureHeader(req.secrets, req.timestamp, req.body),
+    ];
+    return new Promise((done) => {
+      const exchange = new Exchange(start, done);
+      exchange.deadline = deadlines.watch(() => exchange.timeout());
+      try {
+        agent.dispatch({ origin: t.origin, path: t.path, method: "POST", headers, body: req.body }, exchange);
+      } catch (err) {
+        exchange.onResponseError(null, err as Error);
       }
-      const retryAfter = res.headers["retry-after"];
-      return responseOutcome({
-        status: x.status,
-        retryAfter: Array.isArray(retryAfter) ? (retryAfter[0] ?? null) : (retryAfter ?? null),
-        body: x.body.text(),
-        durationMs: elapsed(start),
-        now: new Date(),
-      });
     });
   }
 
@@ -94,4 +118,87 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
       await agent.close();
     },
   };
+}
+
+/** One POST in flight: collects status, Retry-After and the kept body, and settles exactly once. */
+class Exchange implements Dispatcher.DispatchHandler {
+  deadline: { settle(): void } | null = null;
+  private controller: Dispatcher.DispatchController | null = null;
+  private status: number | null = null;
+  private retryAfter: string | null = null;
+  private body: BodyPrefix | null = null;
+  private timedOut = false;
+  private settled = false;
+
+  constructor(
+    private readonly start: number,
+    private readonly done: (outcome: SendOutcome) => void,
+  ) {}
+
+  /** The shared deadline passed: abort whatever stage the exchange is in. */
+  timeout() {
+    this.timedOut = true;
+    if (this.controller) this.controller.abort(TIMED_OUT);
+    else this.onResponseError(null, TIMED_OUT);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.timedOut) controller.abort(TIMED_OUT);
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    this.controller = controller;
+    this.status = statusCode;
+    const ra = headers["retry-after"];
+    this.retryAfter = Array.isArray(ra) ? (ra[0] ?? null) : (ra ?? null);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    this.body ??= new BodyPrefix();
+    if (this.body.push(chunk)) {
+      // The limit is reached: answer with what was kept and drop the rest with the connection.
+      this.finish();
+      controller.abort(new Error("response body limit reached"));
+    }
+  }
+
+  onResponseEnd(): void {
+    this.finish();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, err: Error): void {
+    if (this.settled) return;
+    this.settle(
+      failureOutcome(this.timedOut ? "timeout" : classifyFailure(err), elapsed(this.start), {
+        status: this.status,
+        body: this.status === null ? null : (this.body?.text() ?? ""),
+      }),
+    );
+  }
+
+  private finish() {
+    if (this.settled) return;
+    this.settle(
+      responseOutcome({
+        status: this.status ?? 0,
+        retryAfter: this.retryAfter,
+        body: this.body?.text() ?? "",
+        durationMs: elapsed(this.start),
+        now: new Date(),
+      }),
+    );
+  }
+
+  private settle(outcome: SendOutcome) {
+    this.settled = true;
+    this.deadline?.settle();
+    this.controller = null;
+    this.done(outcome);
+  }
 }
