@@ -223,7 +223,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (delay !== null) {
         const at = new Date(clock.now().getTime() + delay);
         next = repeatAttempt(d, {
-          id: await nextDeliveryId(d.id),
+          id: nextDeliveryId(d.id),
           attempt: d.attempt + 1,
           trigger: "automatic",
           url: endpoint.url,

@@ -36,29 +36,27 @@ export async function firstDeliveries(
   endpoints: readonly Endpoint[],
   now: Date,
 ): Promise<Delivery[]> {
-  return Promise.all(
-    endpoints.map(
-      async (e): Promise<Delivery> => ({
-        id: await firstDeliveryId(event.id, e.id),
-        tenantId: event.tenantId,
-        projectId: event.projectId,
-        webhookId: e.id,
-        eventId: event.id,
-        eventType: event.type,
-        attempt: 1,
-        trigger: "automatic",
-        status: e.enabled ? "pending" : "skipped",
-        url: e.url,
-        responseStatus: null,
-        responseBody: null,
-        error: null,
-        durationMs: null,
-        scheduledAt: now,
-        attemptedAt: null,
-        nextAttemptAt: null,
-        createdAt: now,
-      }),
-    ),
+  return endpoints.map(
+    (e): Delivery => ({
+      id: firstDeliveryId(event.id, e.id),
+      tenantId: event.tenantId,
+      projectId: event.projectId,
+      webhookId: e.id,
+      eventId: event.id,
+      eventType: event.type,
+      attempt: 1,
+      trigger: "automatic",
+      status: e.enabled ? "pending" : "skipped",
+      url: e.url,
+      responseStatus: null,
+      responseBody: null,
+      error: null,
+      durationMs: null,
+      scheduledAt: now,
+      attemptedAt: null,
+      nextAttemptAt: null,
+      createdAt: now,
+    }),
   );
 }
 

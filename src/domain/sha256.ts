@@ -12,54 +12,90 @@ const K = new Uint32Array([
   0xc67178f2,
 ]);
 
-const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n));
+const INITIAL = new Uint32Array([
+  0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+]);
+// The message schedule is reused: the function is synchronous, so no two calls share it at once.
+const W = new Uint32Array(64);
 
 /** SHA-256 of bytes, computed synchronously. */
 export function sha256(data: Uint8Array): Uint8Array {
-  const bitLength = data.length * 8;
-  const padded = new Uint8Array(Math.ceil((data.length + 9) / 64) * 64);
+  const n = data.length;
+  const blocks = Math.ceil((n + 9) / 64);
+  const padded = new Uint8Array(blocks * 64);
   padded.set(data);
-  padded[data.length] = 0x80;
-  const view = new DataView(padded.buffer);
-  view.setUint32(padded.length - 8, Math.floor(bitLength / 2 ** 32));
-  view.setUint32(padded.length - 4, bitLength >>> 0);
-  const h = new Uint32Array([
-    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-  ]);
-  const w = new Uint32Array(64);
-  for (let off = 0; off < padded.length; off += 64) {
-    for (let i = 0; i < 16; i++) w[i] = view.getUint32(off + i * 4);
-    for (let i = 16; i < 64; i++) {
-      const a = w[i - 15]!;
-      const b = w[i - 2]!;
-      const s0 = rotr(a, 7) ^ rotr(a, 18) ^ (a >>> 3);
-      const s1 = rotr(b, 17) ^ rotr(b, 19) ^ (b >>> 10);
-      w[i] = (w[i - 16]! + s0 + w[i - 7]! + s1) >>> 0;
+  padded[n] = 0x80;
+  const bitsHigh = Math.floor(n / 0x20000000);
+  const bitsLow = (n << 3) >>> 0;
+  const end = padded.length;
+  padded[end - 8] = bitsHigh >>> 24;
+  padded[end - 7] = bitsHigh >>> 16;
+  padded[end - 6] = bitsHigh >>> 8;
+  padded[end - 5] = bitsHigh;
+  padded[end - 4] = bitsLow >>> 24;
+  padded[end - 3] = bitsLow >>> 16;
+  padded[end - 2] = bitsLow >>> 8;
+  padded[end - 1] = bitsLow;
+
+  let h0 = INITIAL[0]!;
+  let h1 = INITIAL[1]!;
+  let h2 = INITIAL[2]!;
+  let h3 = INITIAL[3]!;
+  let h4 = INITIAL[4]!;
+  let h5 = INITIAL[5]!;
+  let h6 = INITIAL[6]!;
+  let h7 = INITIAL[7]!;
+  for (let off = 0; off < end; off += 64) {
+    for (let i = 0; i < 16; i++) {
+      const j = off + i * 4;
+      W[i] = (padded[j]! << 24) | (padded[j + 1]! << 16) | (padded[j + 2]! << 8) | padded[j + 3]!;
     }
-    let [a, b, c, d, e, f, g, hh] = [h[0]!, h[1]!, h[2]!, h[3]!, h[4]!, h[5]!, h[6]!, h[7]!];
+    for (let i = 16; i < 64; i++) {
+      const x = W[i - 15]!;
+      const y = W[i - 2]!;
+      const s0 = ((x >>> 7) | (x << 25)) ^ ((x >>> 18) | (x << 14)) ^ (x >>> 3);
+      const s1 = ((y >>> 17) | (y << 15)) ^ ((y >>> 19) | (y << 13)) ^ (y >>> 10);
+      W[i] = W[i - 16]! + s0 + W[i - 7]! + s1;
+    }
+    let a = h0;
+    let b = h1;
+    let c = h2;
+    let d = h3;
+    let e = h4;
+    let f = h5;
+    let g = h6;
+    let h = h7;
     for (let i = 0; i < 64; i++) {
-      const t1 = (hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[i]! + w[i]!) >>> 0;
-      const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) >>> 0;
-      hh = g;
+      const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
+      const t1 = (h + S1 + ((e & f) ^ (~e & g)) + K[i]! + W[i]!) | 0;
+      const S0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
+      const t2 = (S0 + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+      h = g;
       g = f;
       f = e;
-      e = (d + t1) >>> 0;
+      e = (d + t1) | 0;
       d = c;
       c = b;
       b = a;
-      a = (t1 + t2) >>> 0;
+      a = (t1 + t2) | 0;
     }
-    h[0] = (h[0]! + a) >>> 0;
-    h[1] = (h[1]! + b) >>> 0;
-    h[2] = (h[2]! + c) >>> 0;
-    h[3] = (h[3]! + d) >>> 0;
-    h[4] = (h[4]! + e) >>> 0;
-    h[5] = (h[5]! + f) >>> 0;
-    h[6] = (h[6]! + g) >>> 0;
-    h[7] = (h[7]! + hh) >>> 0;
+    h0 = (h0 + a) | 0;
+    h1 = (h1 + b) | 0;
+    h2 = (h2 + c) | 0;
+    h3 = (h3 + d) | 0;
+    h4 = (h4 + e) | 0;
+    h5 = (h5 + f) | 0;
+    h6 = (h6 + g) | 0;
+    h7 = (h7 + h) | 0;
   }
   const out = new Uint8Array(32);
-  const ov = new DataView(out.buffer);
-  for (let i = 0; i < 8; i++) ov.setUint32(i * 4, h[i]!);
+  const words = [h0, h1, h2, h3, h4, h5, h6, h7];
+  for (let i = 0; i < 8; i++) {
+    const w = words[i]!;
+    out[i * 4] = w >>> 24;
+    out[i * 4 + 1] = w >>> 16;
+    out[i * 4 + 2] = w >>> 8;
+    out[i * 4 + 3] = w;
+  }
   return out;
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { canTransition, DELIVERY_STATUSES, isFinal } from "../../src/domain/delivery.ts";
 import {
@@ -68,13 +69,28 @@ describe("delivery state", () => {
     expect(isFinal("skipped")).toBe(true);
   });
 
-  it("derives stable delivery ids so repeated steps do not duplicate records", async () => {
-    const a = await firstDeliveryId("evt_1", "w1");
+  it("derives stable delivery ids so repeated steps do not duplicate records", () => {
+    const a = firstDeliveryId("evt_1", "w1");
     expect(a).toMatch(UUID_PATTERN);
-    expect(await firstDeliveryId("evt_1", "w1")).toBe(a);
-    expect(await firstDeliveryId("evt_1", "w2")).not.toBe(a);
-    expect(await nextDeliveryId(a)).not.toBe(a);
-    expect(await nextDeliveryId(a)).toBe(await nextDeliveryId(a));
+    expect(firstDeliveryId("evt_1", "w1")).toBe(a);
+    expect(firstDeliveryId("evt_1", "w2")).not.toBe(a);
+    expect(nextDeliveryId(a)).not.toBe(a);
+    expect(nextDeliveryId(a)).toBe(nextDeliveryId(a));
+  });
+
+  it("keeps the derivation fixed: a version-8 UUID from the first 128 bits of SHA-256 of the name", () => {
+    // A process upgraded mid-fan-out must derive the ids its predecessor wrote, or it would duplicate them.
+    const expected = (name: string) => {
+      const b = createHash("sha256").update(name, "utf8").digest().subarray(0, 16);
+      b[6] = (b[6]! & 0x0f) | 0x80;
+      b[8] = (b[8]! & 0x3f) | 0x80;
+      const h = b.toString("hex");
+      return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+    };
+    expect(firstDeliveryId("evt_1", "w1")).toBe(expected("delivery/evt_1/w1/1"));
+    expect(nextDeliveryId("abc")).toBe(expected("delivery/next/abc"));
+    // Pinned once, so a change to the hashing itself shows too.
+    expect(firstDeliveryId("evt_1", "w1")).toBe("1cf6d6e8-220f-8ed8-8242-fd5641705899");
   });
 });
 
