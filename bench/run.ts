@@ -189,6 +189,21 @@ async function waitForReceipts(s: Server, rx: Receiver, expected: number, timeou
   }
 }
 
+/**
+ * Every published event reached every endpoint, and nothing arrived that was not published: a count
+ * alone could let duplicates hide a missing delivery.
+ */
+function checkComplete(phase: string, receipts: Receipt[], sent: Map<string, number>, endpoints: number) {
+  const pairs = new Set<string>();
+  for (const r of receipts) {
+    if (!sent.has(r.id)) throw new Error(`${phase}: the receiver got an event that was not published: ${r.id}`);
+    pairs.add(`${r.id} ${r.path}`);
+  }
+  if (pairs.size !== sent.size * endpoints) {
+    throw new Error(`${phase}: ${pairs.size} distinct deliveries arrived, ${sent.size * endpoints} expected`);
+  }
+}
+
 async function publish(s: Server, i: number, sent: Map<string, number>) {
   const start = Date.now();
   const r = (await call(s, "POST", "/api/v1/events", { type: EVENT_TYPE, data: eventData(i) })) as {
@@ -226,6 +241,7 @@ async function runStore(store: "memory" | "mongo") {
     const publishedAt = Date.now();
     await waitForReceipts(s, rx, EVENTS * ENDPOINTS, 300_000);
     const receipts = await rx.take();
+    checkComplete("throughput", receipts, sent, ENDPOINTS);
     const t1 = Math.max(...receipts.map((r) => r.at));
     // Let the last results be written before counting round trips.
     await new Promise((r) => setTimeout(r, 300));
@@ -249,7 +265,8 @@ async function runStore(store: "memory" | "mongo") {
     await Promise.all(inflight);
     await waitForReceipts(s, rx, total * ENDPOINTS, 120_000);
     const steadyReceipts = await rx.take();
-    const latencies = steadyReceipts.map((r) => r.at - (steady.get(r.id) ?? r.at)).sort((a, b) => a - b);
+    checkComplete("steady", steadyReceipts, steady, ENDPOINTS);
+    const latencies = steadyReceipts.map((r) => r.at - steady.get(r.id)!).sort((a, b) => a - b);
 
     return {
       store,
