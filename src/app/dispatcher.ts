@@ -176,9 +176,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const attemptedAt = clock.now();
     let outcome: SendOutcome;
     try {
-      const secrets = await Promise.all(
-        activeSecrets(endpoint.secrets, attemptedAt).map((s) => openSecret(s.sealed)),
-      );
+      const sealed = activeSecrets(endpoint.secrets, attemptedAt);
+      // Opened secrets are cached: once an endpoint's are, an attempt waits on nothing before sending.
+      const cached = sealed.map((s) => secretCache.get(s.sealed));
+      const secrets = cached.every((x) => x !== undefined)
+        ? cached
+        : await Promise.all(sealed.map((s) => openSecret(s.sealed)));
       outcome = await sender.send({
         url: endpoint.url,
         body: event.body,
