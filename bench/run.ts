@@ -196,7 +196,8 @@ async function waitForReceipts(s: Server, rx: Receiver, expected: number, timeou
 function checkComplete(phase: string, receipts: Receipt[], sent: Map<string, number>, endpoints: number) {
   const pairs = new Set<string>();
   for (const r of receipts) {
-    if (!sent.has(r.id)) throw new Error(`${phase}: the receiver got an event that was not published: ${r.id}`);
+    if (!sent.has(r.id))
+      throw new Error(`${phase}: the receiver got an event that was not published: ${r.id}`);
     pairs.add(`${r.id} ${r.path}`);
   }
   if (pairs.size !== sent.size * endpoints) {
