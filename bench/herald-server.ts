@@ -35,6 +35,8 @@ const server = serve({ fetch: herald.fetch, port: 0, hostname: "127.0.0.1" }, (i
   process.stdout.write(`${JSON.stringify({ port: info.port, token })}\n`);
 });
 process.on("SIGTERM", async () => {
+  // Never outlive the benchmark, even when the database stopped answering.
+  setTimeout(() => process.exit(1), 15_000).unref();
   server.close();
   await herald.stop(5_000);
   process.exit(0);
