@@ -18,23 +18,48 @@ function scrub(fields: LogFields): LogFields {
   return out;
 }
 
+class JsonLogger implements Logger {
+  constructor(
+    private readonly rank: number,
+    private readonly write: (line: string) => void,
+    private readonly base: LogFields,
+  ) {}
+
+  private emit(lvl: LogLevel, msg: string, fields?: LogFields) {
+    if (RANK[lvl] < this.rank) return;
+    this.write(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        level: lvl,
+        msg,
+        ...scrub({ ...this.base, ...fields }),
+      }),
+    );
+  }
+
+  debug(msg: string, fields?: LogFields) {
+    this.emit("debug", msg, fields);
+  }
+  info(msg: string, fields?: LogFields) {
+    this.emit("info", msg, fields);
+  }
+  warn(msg: string, fields?: LogFields) {
+    this.emit("warn", msg, fields);
+  }
+  error(msg: string, fields?: LogFields) {
+    this.emit("error", msg, fields);
+  }
+  // One per request: a small object, not a set of closures.
+  child(fields: LogFields): Logger {
+    return new JsonLogger(this.rank, this.write, { ...this.base, ...fields });
+  }
+}
+
 /** One JSON object per line on stdout (or the given writer). */
 export function createJsonLogger(
   level: LogLevel,
   write: (line: string) => void = (l) => console.log(l),
   base: LogFields = {},
 ): Logger {
-  const emit = (lvl: LogLevel, msg: string, fields?: LogFields) => {
-    if (RANK[lvl] < RANK[level]) return;
-    write(
-      JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...scrub({ ...base, ...fields }) }),
-    );
-  };
-  return {
-    debug: (m, f) => emit("debug", m, f),
-    info: (m, f) => emit("info", m, f),
-    warn: (m, f) => emit("warn", m, f),
-    error: (m, f) => emit("error", m, f),
-    child: (f) => createJsonLogger(level, write, { ...base, ...f }),
-  };
+  return new JsonLogger(RANK[level], write, base);
 }
