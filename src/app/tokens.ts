@@ -11,6 +11,18 @@ export interface IssuedToken {
 
 /** API tokens: created and shown once, stored only as a SHA-256 hash, revocable. */
 export function tokenUseCases(deps: { tokens: TokenRepository; clock: Clock; ids: Ids }) {
+  // The hash of each token seen lately, so a busy publisher is not hashed on every request. Only the
+  // hash is cached, not the answer: the store is still asked each time, so a revocation holds at once.
+  const hashes = new Map<string, string>();
+  const hashOf = async (token: string) => {
+    let hash = hashes.get(token);
+    if (hash === undefined) {
+      hash = await sha256Hex(token);
+      if (hashes.size >= 1_000) hashes.clear();
+      hashes.set(token, hash);
+    }
+    return hash;
+  };
   return {
     async create(input: {
       tenantId?: string;
@@ -36,7 +48,7 @@ export function tokenUseCases(deps: { tokens: TokenRepository; clock: Clock; ids
     /** The scope of a valid, unrevoked token; null otherwise. */
     async authenticate(token: string): Promise<Scope | null> {
       if (!TOKEN_PATTERN.test(token)) return null;
-      const record = await deps.tokens.findByHash(await sha256Hex(token));
+      const record = await deps.tokens.findByHash(await hashOf(token));
       if (!record || record.revokedAt) return null;
       return { tenantId: record.tenantId, projectId: record.projectId };
     },
