@@ -226,28 +226,13 @@ const deliveryOf = (d: Delivery): Delivery => ({
   createdAt: d.createdAt,
 });
 
-const rowOf = (d: Delivery): DeliveryRow => ({
-  id: d.id,
-  tenantId: d.tenantId,
-  projectId: d.projectId,
-  webhookId: d.webhookId,
-  eventId: d.eventId,
-  eventType: d.eventType,
-  attempt: d.attempt,
-  trigger: d.trigger,
-  status: d.status,
-  url: d.url,
-  responseStatus: d.responseStatus,
-  responseBody: d.responseBody,
-  error: d.error,
-  durationMs: d.durationMs,
-  scheduledAt: d.scheduledAt,
-  attemptedAt: d.attemptedAt,
-  nextAttemptAt: d.nextAttemptAt,
-  createdAt: d.createdAt,
-  leaseOwner: null,
-  leaseExpiresAt: 0,
-});
+const rowOf = (d: Delivery): DeliveryRow => {
+  // Every row gains the same two fields in the same order, so all rows still share one shape.
+  const row = deliveryOf(d) as DeliveryRow;
+  row.leaseOwner = null;
+  row.leaseExpiresAt = 0;
+  return row;
+};
 
 class MemoryDeliveries implements DeliveryRepository {
   readonly rows = new Map<string, DeliveryRow>();
