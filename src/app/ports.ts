@@ -249,18 +249,23 @@ export interface DispatchSignal {
 /** One signed POST of an event to an endpoint. */
 export interface DeliveryRequest {
   url: string;
-  /** The stored envelope bytes, sent as they are. */
+  /** The envelope exactly as serialised when the event was accepted; every attempt sends these bytes. */
   body: string;
+  /** The event id, sent as X-Webhook-Id. */
   eventId: string;
-  /** Plain secrets, newest first: one signature each. */
+  /** Plain endpoint secrets, newest first; two during a rotation grace period (one signature each). */
   secrets: string[];
-  /** Unix seconds for X-Webhook-Timestamp. */
+  /** Unix seconds, sent as X-Webhook-Timestamp and signed. */
   timestamp: number;
 }
 
-/** Sends deliveries over HTTP (undici on Node, fetch on Bun and Deno). */
+/**
+ * Sends deliveries over HTTP (undici on Node, fetch on Bun and Deno). Never throws for a failed
+ * attempt: it reports the failure in the outcome.
+ */
 export interface Sender {
   send(request: DeliveryRequest): Promise<import("../domain/delivery.ts").SendOutcome>;
+  /** Stops accepting work and releases pooled connections. */
   close(): Promise<void>;
 }
 

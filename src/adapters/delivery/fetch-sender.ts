@@ -1,3 +1,4 @@
+import type { DeliveryRequest, Sender } from "../../app/ports.ts";
 import type { SendOutcome } from "../../domain/delivery.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
 import { BLOCKED_ADDRESS_CODE, type Resolve, resolveChecked, systemResolve } from "./guarded-lookup.ts";
@@ -9,7 +10,6 @@ import {
   responseOutcome,
   underDeadline,
 } from "./outcome.ts";
-import type { DeliveryRequest, Sender } from "./sender.ts";
 
 export interface FetchSenderOptions {
   /** Whole-request limit: the address check, connect, TLS, headers and reading the kept body. */

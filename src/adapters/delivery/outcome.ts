@@ -1,8 +1,8 @@
+import type { DeliveryRequest } from "../../app/ports.ts";
 import { parseRetryAfter } from "../../domain/backoff.ts";
 import { type DeliveryError, RESPONSE_BODY_LIMIT, type SendOutcome } from "../../domain/delivery.ts";
 import { signatureHeader } from "../../domain/signing.ts";
 import { classifyFailure } from "./classify.ts";
-import type { DeliveryRequest } from "./sender.ts";
 
 /** Computes the X-Webhook-Signature value; the domain's Web Crypto signer unless a runtime offers a faster one. */
 export type SignatureFn = (

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { LookupFunction } from "node:net";
 import { Agent, type Dispatcher } from "undici";
+import type { DeliveryRequest, Sender } from "../../app/ports.ts";
 import type { SendOutcome } from "../../domain/delivery.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
 import { classifyFailure } from "./classify.ts";
@@ -8,7 +9,6 @@ import { DeadlineQueue } from "./deadlines.ts";
 import { createGuardedLookup, type Resolve, systemResolve } from "./guarded-lookup.ts";
 import { nodeSignatureHeader } from "./node-signer.ts";
 import { BodyPrefix, deliveryUrl, elapsed, failureOutcome, responseOutcome } from "./outcome.ts";
-import type { DeliveryRequest, Sender } from "./sender.ts";
 
 export interface UndiciSenderOptions {
   /** Whole-request limit: connect, TLS, headers and reading the kept part of the body. */
