@@ -9,7 +9,7 @@ import {
   positionals,
   usageError,
 } from "./command.ts";
-import { milliseconds, printFields, printJson, readableTime, timeWithAge } from "./format.ts";
+import { answer, milliseconds, printFields, readableTime, timeWithAge } from "./format.ts";
 import { type Io, printTable } from "./io.ts";
 
 const DELIVERY_ID = "<delivery-id>";
@@ -105,27 +105,24 @@ const list: Command = {
         )
       ).data;
     const result = await listPages(page, { all: values.all, cursor: values.cursor });
-    if (values.json) {
-      printJson(io, result);
-      return 0;
-    }
-    printTable(
-      io,
-      result.data.map((d) => ({
-        id: d.id,
-        "created (utc)": readableTime(d.created_at),
-        "event type": d.event_type,
-        "event id": d.event_id,
-        attempt: `${d.attempt} ${d.trigger}`,
-        status: d.status,
-        result: deliveryResult(d),
-      })),
-      ["id", "created (utc)", "event type", "event id", "attempt", "status", "result"],
-    );
-    if (result.next_cursor) {
-      io.out(`\nMore: herald deliveries list ${webhookId} --cursor ${result.next_cursor} (or --all)`);
-    }
-    return 0;
+    return answer(io, values.json, result, () => {
+      printTable(
+        io,
+        result.data.map((d) => ({
+          id: d.id,
+          "created (utc)": readableTime(d.created_at),
+          "event type": d.event_type,
+          "event id": d.event_id,
+          attempt: `${d.attempt} ${d.trigger}`,
+          status: d.status,
+          result: deliveryResult(d),
+        })),
+        ["id", "created (utc)", "event type", "event id", "attempt", "status", "result"],
+      );
+      if (result.next_cursor) {
+        io.out(`\nMore: herald deliveries list ${webhookId} --cursor ${result.next_cursor} (or --all)`);
+      }
+    });
   },
 };
 
@@ -143,12 +140,9 @@ const get: Command = {
     const { data } = await api.call(
       api.client.GET("/api/v1/webhooks/deliveries/{delivery_id}", { params: { path: { delivery_id: id! } } }),
     );
-    if (values.json) {
-      printJson(io, data);
-      return 0;
-    }
-    printDelivery(io, data);
-    return 0;
+    return answer(io, values.json, data, () => {
+      printDelivery(io, data);
+    });
   },
 };
 
@@ -170,13 +164,10 @@ const retry: Command = {
         params: { path: { delivery_id: id! } },
       }),
     );
-    if (values.json) {
-      printJson(io, data);
-      return 0;
-    }
-    io.out(`Queued attempt ${data.attempt} of event ${data.event_id} as delivery ${data.id}.\n`);
-    printDelivery(io, data);
-    return 0;
+    return answer(io, values.json, data, () => {
+      io.out(`Queued attempt ${data.attempt} of event ${data.event_id} as delivery ${data.id}.\n`);
+      printDelivery(io, data);
+    });
   },
 };
 

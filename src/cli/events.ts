@@ -13,7 +13,7 @@ import {
   positionals,
   usageError,
 } from "./command.ts";
-import { indentedJson, printFields, printJson, timeWithAge } from "./format.ts";
+import { answer, indentedJson, printFields, timeWithAge } from "./format.ts";
 import type { Io } from "./io.ts";
 
 function editDistance(a: string, b: string): number {
@@ -149,19 +149,16 @@ const sendEvent: Command = {
         params: { header: key === undefined ? {} : { "idempotency-key": key } },
       }),
     );
-    if (values.json) {
-      printJson(io, published);
-      return 0;
-    }
-    const { endpoints, ...envelope } = published;
-    const replayed = response.headers.get("idempotent-replayed") === "true";
-    io.out(
-      replayed
-        ? `Already published with this idempotency key: ${envelope.id} (no second fan-out).\n`
-        : `Published ${envelope.type} ${envelope.id} to ${endpoints} ${endpoints === 1 ? "endpoint" : "endpoints"}.\n`,
-    );
-    printEvent(io, envelope, [["endpoints", endpoints]]);
-    return 0;
+    return answer(io, values.json, published, () => {
+      const { endpoints, ...envelope } = published;
+      const replayed = response.headers.get("idempotent-replayed") === "true";
+      io.out(
+        replayed
+          ? `Already published with this idempotency key: ${envelope.id} (no second fan-out).\n`
+          : `Published ${envelope.type} ${envelope.id} to ${endpoints} ${endpoints === 1 ? "endpoint" : "endpoints"}.\n`,
+      );
+      printEvent(io, envelope, [["endpoints", endpoints]]);
+    });
   },
 };
 
@@ -177,12 +174,9 @@ const getEvent: Command = {
     const [id] = positionals(this, rest, ["<event-id>"]);
     const api = connectApi(io, deps);
     const { data } = await api.call(api.client.GET("/api/v1/events/{id}", { params: { path: { id: id! } } }));
-    if (values.json) {
-      printJson(io, data);
-      return 0;
-    }
-    printEvent(io, data);
-    return 0;
+    return answer(io, values.json, data, () => {
+      printEvent(io, data);
+    });
   },
 };
 
@@ -196,13 +190,10 @@ const types: Command = {
   async run(args, io) {
     const { values, positionals: rest } = parseCommandArgs(this, args, {});
     positionals(this, rest, []);
-    if (values.json) {
-      printJson(io, EVENT_TYPES);
-      return 0;
-    }
-    const width = Math.max(...EVENT_TYPES.map((t) => t.length));
-    for (const t of EVENT_TYPES) io.out(`${t.padEnd(width)}  ${EVENT_DESCRIPTIONS[t]}`);
-    return 0;
+    return answer(io, values.json, EVENT_TYPES, () => {
+      const width = Math.max(...EVENT_TYPES.map((t) => t.length));
+      for (const t of EVENT_TYPES) io.out(`${t.padEnd(width)}  ${EVENT_DESCRIPTIONS[t]}`);
+    });
   },
 };
 

@@ -52,3 +52,10 @@ export function indentedJson(value: unknown, indent = "  "): string {
 export function printJson(io: Io, value: unknown): void {
   io.out(JSON.stringify(value));
 }
+
+/** A command's answer: the JSON of `value` under --json, otherwise what `human` prints. Exit code 0. */
+export function answer(io: Io, json: boolean | undefined, value: unknown, human: () => void): 0 {
+  if (json) printJson(io, value);
+  else human();
+  return 0;
+}

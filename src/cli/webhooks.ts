@@ -9,7 +9,7 @@ import {
   positionals,
   usageError,
 } from "./command.ts";
-import { printFields, printJson, readableTime, timeWithAge } from "./format.ts";
+import { answer, printFields, readableTime, timeWithAge } from "./format.ts";
 import { type Io, printTable } from "./io.ts";
 
 const ID = "<webhook-id>";
@@ -69,14 +69,11 @@ const create: Command = {
         body: { url: values.url, events: events as EventType[], description: values.description },
       }),
     );
-    if (values.json) {
-      printJson(io, data);
-      return 0;
-    }
-    io.out(`Created endpoint ${data.id}\n`);
-    printWebhook(io, data);
-    printSecret(io, data.secret);
-    return 0;
+    return answer(io, values.json, data, () => {
+      io.out(`Created endpoint ${data.id}\n`);
+      printWebhook(io, data);
+      printSecret(io, data.secret);
+    });
   },
 };
 
@@ -117,23 +114,21 @@ const list: Command = {
     const page = async (cursor: string | undefined) =>
       (await api.call(api.client.GET("/api/v1/webhooks", { params: { query: { ...query, cursor } } }))).data;
     const result = await listPages(page, { all: values.all, cursor: values.cursor });
-    if (values.json) {
-      printJson(io, result);
-      return 0;
-    }
-    printTable(
-      io,
-      result.data.map((w) => ({
-        id: w.id,
-        url: w.url,
-        events: w.events.join(","),
-        state: endpointState(w),
-        "created (utc)": readableTime(w.created_at),
-      })),
-      ["id", "url", "events", "state", "created (utc)"],
-    );
-    if (result.next_cursor) io.out(`\nMore: herald webhooks list --cursor ${result.next_cursor} (or --all)`);
-    return 0;
+    return answer(io, values.json, result, () => {
+      printTable(
+        io,
+        result.data.map((w) => ({
+          id: w.id,
+          url: w.url,
+          events: w.events.join(","),
+          state: endpointState(w),
+          "created (utc)": readableTime(w.created_at),
+        })),
+        ["id", "url", "events", "state", "created (utc)"],
+      );
+      if (result.next_cursor)
+        io.out(`\nMore: herald webhooks list --cursor ${result.next_cursor} (or --all)`);
+    });
   },
 };
 
@@ -156,14 +151,11 @@ function showOne(
       const [id] = positionals(this, rest, [ID]);
       const api = connectApi(io, deps);
       const { data } = await request(api, id!);
-      if (values.json) {
-        printJson(io, data);
-        return 0;
-      }
-      const line = intro(data);
-      if (line) io.out(`${line}\n`);
-      printWebhook(io, data);
-      return 0;
+      return answer(io, values.json, data, () => {
+        const line = intro(data);
+        if (line) io.out(`${line}\n`);
+        printWebhook(io, data);
+      });
     },
   };
 }
@@ -222,13 +214,10 @@ const update: Command = {
     const { data } = await api.call(
       api.client.PATCH("/api/v1/webhooks/{id}", { params: { path: { id: id! } }, body }),
     );
-    if (values.json) {
-      printJson(io, data);
-      return 0;
-    }
-    io.out(`Updated endpoint ${data.id}\n`);
-    printWebhook(io, data);
-    return 0;
+    return answer(io, values.json, data, () => {
+      io.out(`Updated endpoint ${data.id}\n`);
+      printWebhook(io, data);
+    });
   },
 };
 
@@ -255,18 +244,15 @@ const rotate: Command = {
         body: grace === undefined ? {} : { grace_period_seconds: grace },
       }),
     );
-    if (values.json) {
-      printJson(io, data);
-      return 0;
-    }
-    io.out(`Rotated the secret of endpoint ${data.id}.`);
-    io.out(
-      grace
-        ? `The previous secret keeps signing too until ${readableTime(new Date(Date.now() + grace * 1000).toISOString())} UTC.`
-        : "The previous secret no longer signs.",
-    );
-    printSecret(io, data.secret);
-    return 0;
+    return answer(io, values.json, data, () => {
+      io.out(`Rotated the secret of endpoint ${data.id}.`);
+      io.out(
+        grace
+          ? `The previous secret keeps signing too until ${readableTime(new Date(Date.now() + grace * 1000).toISOString())} UTC.`
+          : "The previous secret no longer signs.",
+      );
+      printSecret(io, data.secret);
+    });
   },
 };
 
@@ -282,12 +268,9 @@ const remove: Command = {
     const [id] = positionals(this, rest, [ID]);
     const api = connectApi(io, deps);
     await api.call(api.client.DELETE("/api/v1/webhooks/{id}", { params: { path: { id: id! } } }));
-    if (values.json) {
-      printJson(io, { id, deleted: true });
-      return 0;
-    }
-    io.out(`Deleted endpoint ${id}; its pending deliveries were cancelled.`);
-    return 0;
+    return answer(io, values.json, { id, deleted: true }, () => {
+      io.out(`Deleted endpoint ${id}; its pending deliveries were cancelled.`);
+    });
   },
 };
 
@@ -309,21 +292,18 @@ const test: Command = {
         body: values.type === undefined ? {} : { type: values.type as EventType },
       }),
     );
-    if (values.json) {
-      printJson(io, data);
-      return 0;
-    }
-    io.out(`Sent a test ${data.event.type} event to endpoint ${id}.\n`);
-    printFields(io, [
-      ["event", data.event.id],
-      ["type", data.event.type],
-      ["resource", data.event.resource_id],
-      ["delivery", data.delivery.id],
-      ["status", data.delivery.status],
-      ["url", data.delivery.url],
-    ]);
-    io.out(`\nFollow it: herald deliveries get ${data.delivery.id}`);
-    return 0;
+    return answer(io, values.json, data, () => {
+      io.out(`Sent a test ${data.event.type} event to endpoint ${id}.\n`);
+      printFields(io, [
+        ["event", data.event.id],
+        ["type", data.event.type],
+        ["resource", data.event.resource_id],
+        ["delivery", data.delivery.id],
+        ["status", data.delivery.status],
+        ["url", data.delivery.url],
+      ]);
+      io.out(`\nFollow it: herald deliveries get ${data.delivery.id}`);
+    });
   },
 };
 
@@ -358,16 +338,13 @@ const recover: Command = {
     const { data } = await api.call(
       api.client.POST("/api/v1/webhooks/{id}/recover", { params: { path: { id: id! } }, body }),
     );
-    if (values.json) {
-      printJson(io, data);
-      return 0;
-    }
-    const n = data.queued;
-    io.out(
-      `Queued ${n} ${n === 1 ? "delivery" : "deliveries"} for endpoint ${id} (events from ${readableTime(data.since)} to ${readableTime(data.until)} UTC).`,
-    );
-    if (n > 0) io.out(`Watch them: herald deliveries list ${id} --since ${data.since}`);
-    return 0;
+    return answer(io, values.json, data, () => {
+      const n = data.queued;
+      io.out(
+        `Queued ${n} ${n === 1 ? "delivery" : "deliveries"} for endpoint ${id} (events from ${readableTime(data.since)} to ${readableTime(data.until)} UTC).`,
+      );
+      if (n > 0) io.out(`Watch them: herald deliveries list ${id} --since ${data.since}`);
+    });
   },
 };
 
