@@ -1,6 +1,7 @@
 import type { DeliveryRequest, Sender } from "../../app/ports.ts";
 import type { SendOutcome } from "../../domain/delivery.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
+import { DeadlineQueue } from "./deadlines.ts";
 import { BLOCKED_ADDRESS_CODE, type Resolve, resolveChecked, systemResolve } from "./guarded-lookup.ts";
 import {
   deliveryHeaders,
@@ -39,6 +40,7 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
   const isBlocked = options.isBlocked ?? isBlockedAddress;
   const resolve = options.lookup ?? systemResolve;
   const inFlight = new Set<Promise<SendOutcome>>();
+  const deadlines = new DeadlineQueue(options.timeoutMs);
   let closed = false;
 
   async function attempt(req: DeliveryRequest): Promise<SendOutcome> {
@@ -46,7 +48,7 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
     const url = deliveryUrl(req.url);
     if (closed || !url) return failureOutcome("connection_error", elapsed(start));
 
-    return underDeadline(options.timeoutMs, start, async (x) => {
+    return underDeadline(deadlines, start, async (x) => {
       if (!options.allowPrivateNetworks) {
         if (isIpLiteral(url.hostname)) {
           if (isBlocked(url.hostname)) return failureOutcome("blocked_address", elapsed(start));

@@ -3,6 +3,7 @@ import { parseRetryAfter } from "../../domain/backoff.ts";
 import { type DeliveryError, RESPONSE_BODY_LIMIT, type SendOutcome } from "../../domain/delivery.ts";
 import { signatureHeader } from "../../domain/signing.ts";
 import { classifyFailure } from "./classify.ts";
+import type { DeadlineQueue } from "./deadlines.ts";
 
 /** Computes the X-Webhook-Signature value; the domain's Web Crypto signer unless a runtime offers a faster one. */
 export type SignatureFn = (
@@ -123,20 +124,21 @@ export interface Exchange {
 }
 
 /**
- * Runs one delivery exchange under the whole-request deadline. A failure becomes an outcome: `timeout`
- * when the deadline cut it short, otherwise its classified error, keeping whatever status and body arrived.
+ * Runs one delivery exchange under the whole-request deadline, which `deadlines` (shared by every
+ * exchange of a sender) enforces. A failure becomes an outcome: `timeout` when the deadline cut it
+ * short, otherwise its classified error, keeping whatever status and body arrived.
  */
 export async function underDeadline(
-  timeoutMs: number,
+  deadlines: DeadlineQueue,
   start: number,
   exchange: (x: Exchange) => Promise<SendOutcome>,
 ): Promise<SendOutcome> {
   const controller = new AbortController();
   let timedOut = false;
-  const timer = setTimeout(() => {
+  const deadline = deadlines.watch(() => {
     timedOut = true;
     controller.abort(new DOMException("delivery timed out", "TimeoutError"));
-  }, timeoutMs);
+  });
   const x: Exchange = {
     signal: controller.signal,
     timedOut: () => timedOut,
@@ -152,6 +154,6 @@ export async function underDeadline(
       body: x.status === null ? null : x.body.text(),
     });
   } finally {
-    clearTimeout(timer);
+    deadline.settle();
   }
 }
