@@ -255,10 +255,6 @@ class MemoryDeliveries implements DeliveryRepository {
   }
   private claims = 0;
 
-  private static strip(row: DeliveryRow): Delivery {
-    return deliveryOf(row);
-  }
-
   async insertMany(deliveries: readonly Delivery[]): Promise<void> {
     for (const d of deliveries) {
       if (this.rows.has(d.id)) continue;
@@ -269,7 +265,7 @@ class MemoryDeliveries implements DeliveryRepository {
 
   async get(scope: Scope, id: string): Promise<Delivery | null> {
     const d = this.rows.get(id);
-    return d && inScope(scope, d) ? MemoryDeliveries.strip(d) : null;
+    return d && inScope(scope, d) ? deliveryOf(d) : null;
   }
 
   async list(scope: Scope, webhookId: string, f: DeliveryFilter, page: PageRequest): Promise<Page<Delivery>> {
@@ -284,7 +280,7 @@ class MemoryDeliveries implements DeliveryRepository {
         (f.until === undefined || d.createdAt.getTime() < f.until.getTime()),
     );
     const p = pageOf(items, page);
-    return { data: p.data.map(MemoryDeliveries.strip), next: p.next };
+    return { data: p.data.map(deliveryOf), next: p.next };
   }
 
   async maxAttempts(pairs: readonly { eventId: string; webhookId: string }[]): Promise<Map<string, number>> {
@@ -304,7 +300,7 @@ class MemoryDeliveries implements DeliveryRepository {
     for (const d of this.rows.values()) {
       if (d.webhookId !== webhookId || !wanted.has(d.eventId)) continue;
       const held = out.get(d.eventId);
-      if (!held || d.attempt > held.attempt) out.set(d.eventId, MemoryDeliveries.strip(d));
+      if (!held || d.attempt > held.attempt) out.set(d.eventId, deliveryOf(d));
     }
     return out;
   }
@@ -363,7 +359,7 @@ class MemoryDeliveries implements DeliveryRepository {
       const recovered = d.leaseOwner !== null && d.leaseExpiresAt > 0;
       d.leaseOwner = token;
       d.leaseExpiresAt = expires;
-      const leased = MemoryDeliveries.strip(d) as LeasedDelivery;
+      const leased = deliveryOf(d) as LeasedDelivery;
       leased.leaseOwner = token;
       leased.leaseExpiresAt = new Date(expires);
       leased.recovered = recovered;
