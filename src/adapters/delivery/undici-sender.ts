@@ -8,7 +8,14 @@ import { classifyFailure } from "./classify.ts";
 import { DeadlineQueue } from "./deadlines.ts";
 import { createGuardedLookup, type Resolve, systemResolve } from "./guarded-lookup.ts";
 import { nodeSignatureHeader } from "./node-signer.ts";
-import { BodyPrefix, deliveryUrl, elapsed, failureOutcome, responseOutcome } from "./outcome.ts";
+import {
+  BodyPrefix,
+  deliveryHeaderFields,
+  deliveryUrl,
+  elapsed,
+  failureOutcome,
+  responseOutcome,
+} from "./outcome.ts";
 
 export interface UndiciSenderOptions {
   /** Whole-request limit: connect, TLS, headers and reading the kept part of the body. */
@@ -89,18 +96,8 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
     const start = performance.now();
     const t = target(req.url);
     if (t.refused) return Promise.resolve(failureOutcome(t.refused, elapsed(start)));
-    const headers = [
-      "content-type",
-      "application/json",
-      "user-agent",
-      options.userAgent,
-      "x-webhook-id",
-      req.eventId,
-      "x-webhook-timestamp",
-      String(req.timestamp),
-      "x-webhook-signature",
-      nodeSignatureHeader(req.secrets, req.timestamp, req.body),
-    ];
+    const signature = nodeSignatureHeader(req.secrets, req.timestamp, req.body);
+    const headers = deliveryHeaderFields(req, options.userAgent, signature);
     return new Promise((done) => {
       const exchange = new Exchange(start, done);
       exchange.deadline = deadlines.watch(() => exchange.timeout());
