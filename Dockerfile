@@ -31,13 +31,13 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 
 FROM base AS runtime-node
-CMD ["node", "--import", "tsx", "src/main.node.ts"]
+CMD ["node", "--import", "tsx", "src/main/main.node.ts"]
 
 FROM base AS runtime-bun
-CMD ["node_modules/.bin/bun", "src/main.bun.ts"]
+CMD ["node_modules/.bin/bun", "src/main/main.bun.ts"]
 
 FROM base AS runtime-deno
 ENV DENO_DIR=/var/lib/herald/deno DENO_NO_UPDATE_CHECK=1
-CMD ["node_modules/.bin/deno", "run", "--allow-all", "--node-modules-dir=manual", "src/main.deno.ts"]
+CMD ["node_modules/.bin/deno", "run", "--allow-all", "--node-modules-dir=manual", "src/main/main.deno.ts"]
 
 FROM runtime-${RUNTIME}

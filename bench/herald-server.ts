@@ -4,10 +4,10 @@
 import { serve } from "@hono/node-server";
 import { createUndiciSender } from "../src/adapters/delivery/undici-sender.ts";
 import { createJsonLogger } from "../src/adapters/json-logger.ts";
-import { createHerald } from "../src/adapters/runtime/herald-process.ts";
 import { systemClock, systemIds } from "../src/adapters/system.ts";
 import { parseConfig } from "../src/app/config.ts";
 import { tokenUseCases } from "../src/app/tokens.ts";
+import { createHerald } from "../src/main/herald.ts";
 
 const config = parseConfig(process.env);
 const herald = await createHerald({

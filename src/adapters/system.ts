@@ -1,4 +1,4 @@
-import type { Clock, Ids } from "../app/ports.ts";
+import type { Clock, Ids } from "../app/ports/system.ts";
 
 /** The wall clock. */
 export const systemClock: Clock = { now: () => new Date() };

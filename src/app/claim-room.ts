@@ -1,4 +1,4 @@
-import type { ClaimRequest } from "./ports.ts";
+import type { ClaimRequest } from "./ports/deliveries.ts";
 
 /**
  * From due candidates in the order they should go out, picks at most `limit`, and for each endpoint no

@@ -1,7 +1,8 @@
 import { type Delivery, repeatAttempt } from "../domain/delivery.ts";
 import { DomainError, notFound } from "../domain/errors.ts";
 import type { AppDeps } from "./deps.ts";
-import type { DeliveryFilter, Page, PageRequest, Scope } from "./ports.ts";
+import type { DeliveryFilter } from "./ports/deliveries.ts";
+import type { Page, PageRequest, Scope } from "./ports/paging.ts";
 
 /** Reading delivery records and replaying a delivery by hand. */
 export function deliveryUseCases(deps: AppDeps) {

@@ -1,4 +1,6 @@
-import type { Clock, DispatchSignal, Ids, Repositories, SecretCipher } from "./ports.ts";
+import type { DispatchSignal } from "./ports/sending.ts";
+import type { Repositories } from "./ports/store.ts";
+import type { Clock, Ids, SecretCipher } from "./ports/system.ts";
 
 /** What the use cases need, built once in the entry point. */
 export interface AppDeps {

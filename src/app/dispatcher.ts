@@ -4,17 +4,11 @@ import { activeSecrets, type Endpoint } from "../domain/endpoint.ts";
 import { nextDeliveryId } from "../domain/ids.ts";
 import { unixSeconds } from "../domain/time.ts";
 import type { Logger } from "./logger.ts";
-import type {
-  AttemptResult,
-  Clock,
-  DeliveryMetrics,
-  Ids,
-  LeasedDelivery,
-  Repositories,
-  SecretCipher,
-  Sender,
-  StoredEvent,
-} from "./ports.ts";
+import type { AttemptResult, LeasedDelivery } from "./ports/deliveries.ts";
+import type { StoredEvent } from "./ports/events.ts";
+import type { DeliveryMetrics, Sender } from "./ports/sending.ts";
+import type { Repositories } from "./ports/store.ts";
+import type { Clock, Ids, SecretCipher } from "./ports/system.ts";
 
 export interface DispatcherOptions {
   /** Deliveries in flight in this process. */

@@ -5,7 +5,7 @@ import type { EventType } from "../domain/event-catalog.ts";
 import { sampleEventData } from "../domain/samples.ts";
 import type { AppDeps } from "./deps.ts";
 import type { EventUseCases } from "./events.ts";
-import type { Scope } from "./ports.ts";
+import type { Scope } from "./ports/paging.ts";
 
 /** Longest window POST /webhooks/{id}/recover accepts. */
 export const RECOVERY_WINDOW_LIMIT_MS = 14 * 86_400_000;

@@ -10,7 +10,8 @@ import { invalid, notFound } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
 import { newEndpointSecret } from "../domain/signing.ts";
 import type { AppDeps } from "./deps.ts";
-import type { EndpointFilter, EndpointPatch, Page, PageRequest, Scope } from "./ports.ts";
+import type { EndpointFilter, EndpointPatch } from "./ports/endpoints.ts";
+import type { Page, PageRequest, Scope } from "./ports/paging.ts";
 
 export interface EndpointInput {
   url: string;

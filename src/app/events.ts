@@ -6,7 +6,8 @@ import { DomainError, invalid, notFound } from "../domain/errors.ts";
 import { firstDeliveryId } from "../domain/ids.ts";
 import { createBatcher } from "./batcher.ts";
 import type { AppDeps } from "./deps.ts";
-import type { Scope, StoredEvent } from "./ports.ts";
+import type { StoredEvent } from "./ports/events.ts";
+import type { Scope } from "./ports/paging.ts";
 
 export interface PublishInput {
   type: string;

@@ -1,6 +1,8 @@
 import { type EventUseCases, IDEMPOTENCY_WINDOW_MS } from "./events.ts";
 import type { Logger } from "./logger.ts";
-import type { Clock, DeliveryMetrics, Repositories } from "./ports.ts";
+import type { DeliveryMetrics } from "./ports/sending.ts";
+import type { Repositories } from "./ports/store.ts";
+import type { Clock } from "./ports/system.ts";
 
 export interface MaintenanceDeps {
   repos: Repositories;

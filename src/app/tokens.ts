@@ -1,5 +1,7 @@
 import { sha256Hex, toBase64Url } from "../domain/encoding.ts";
-import type { Clock, Ids, Scope, TokenRecord, TokenRepository } from "./ports.ts";
+import type { Scope } from "./ports/paging.ts";
+import type { Clock, Ids } from "./ports/system.ts";
+import type { TokenRecord, TokenRepository } from "./ports/tokens.ts";
 
 export const TOKEN_PREFIX = "hrld_";
 const TOKEN_PATTERN = /^hrld_[A-Za-z0-9_-]{43}$/;

@@ -1,6 +1,6 @@
+import { runningEmbeddedUri, startEmbeddedMongo } from "../adapters/mongo/embedded.ts";
 import { connectMongo } from "../adapters/mongo/index.ts";
-import { runningEmbeddedUri, startEmbeddedMongo } from "../adapters/runtime/embedded-mongo.ts";
-import type { Repositories } from "../app/ports.ts";
+import type { Repositories } from "../app/ports/store.ts";
 
 /**
  * The database the server uses: MONGODB_URI when set; otherwise the embedded one that a running Herald

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { unwrap } from "../../clients/typescript/client.ts";
 import { createMemoryRepositories } from "../../src/adapters/memory/repositories.ts";
-import { type Repositories, StoreUnavailableError } from "../../src/app/ports.ts";
+import { type Repositories, StoreUnavailableError } from "../../src/app/ports/store.ts";
 import { makeApiHarness } from "../support/api-harness.ts";
 import { apiSuite } from "./api-suite.ts";
 

@@ -1,4 +1,6 @@
-import type { Cursor, Page, PageRequest, Scope, StoredEvent, TokenRecord } from "../../src/app/ports.ts";
+import type { StoredEvent } from "../../src/app/ports/events.ts";
+import type { Cursor, Page, PageRequest, Scope } from "../../src/app/ports/paging.ts";
+import type { TokenRecord } from "../../src/app/ports/tokens.ts";
 import type { Delivery } from "../../src/domain/delivery.ts";
 import type { Endpoint } from "../../src/domain/endpoint.ts";
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { AttemptResult, ClaimRequest, LeasedDelivery, Repositories } from "../../src/app/ports.ts";
+import type { AttemptResult, ClaimRequest, LeasedDelivery } from "../../src/app/ports/deliveries.ts";
+import type { Repositories } from "../../src/app/ports/store.ts";
 import type { Delivery } from "../../src/domain/delivery.ts";
 import { aDelivery, at, ids, newScope, uuid } from "./fixtures.ts";
 

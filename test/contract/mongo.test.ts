@@ -3,7 +3,7 @@ import { COLLECTIONS } from "../../src/adapters/mongo/collections.ts";
 import type { DeliveryDoc } from "../../src/adapters/mongo/documents.ts";
 import { connectMongo } from "../../src/adapters/mongo/index.ts";
 import { ensureIndexes, INDEXES } from "../../src/adapters/mongo/indexes.ts";
-import { StoreUnavailableError } from "../../src/app/ports.ts";
+import { StoreUnavailableError } from "../../src/app/ports/store.ts";
 import { freshMongoRepositories } from "../support/mongo.ts";
 import { aDelivery, at, ids, newScope } from "./fixtures.ts";
 import { repositoryContract } from "./repository-contract.ts";

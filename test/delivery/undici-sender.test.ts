@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createUndiciSender, type UndiciSenderOptions } from "../../src/adapters/delivery/undici-sender.ts";
-import type { Sender } from "../../src/app/ports.ts";
+import type { Sender } from "../../src/app/ports/sending.ts";
 import { RESPONSE_BODY_LIMIT } from "../../src/domain/delivery.ts";
 import { behaviours, type Receiver, type ReceiverOptions, startReceiver } from "../support/receiver.ts";
 import { type TestTls, testTls } from "../support/tls.ts";

@@ -4,7 +4,7 @@ import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { downloadTarget, reachable } from "../../src/adapters/runtime/embedded-mongo.ts";
+import { downloadTarget, reachable } from "../../src/adapters/mongo/embedded.ts";
 import { herald, lines, parseCreated, run, TEST_MASTER_KEY } from "../support/herald-cli.ts";
 import { freePort, type HeraldProcess, type Runtime, startHerald } from "../support/herald-process.ts";
 import { uniqueDbName } from "../support/mongo.ts";
@@ -19,13 +19,13 @@ const RUNTIMES: Runtime[] = ["node", "bun", "deno"];
 function entry(runtime: Runtime): [string, string[]] {
   switch (runtime) {
     case "node":
-      return [BIN("tsx"), [join(ROOT, "src/main.node.ts")]];
+      return [BIN("tsx"), [join(ROOT, "src/main/main.node.ts")]];
     case "bun":
-      return [BIN("bun"), [join(ROOT, "src/main.bun.ts")]];
+      return [BIN("bun"), [join(ROOT, "src/main/main.bun.ts")]];
     case "deno":
       return [
         BIN("deno"),
-        ["run", "--allow-all", "--node-modules-dir=manual", join(ROOT, "src/main.deno.ts")],
+        ["run", "--allow-all", "--node-modules-dir=manual", join(ROOT, "src/main/main.deno.ts")],
       ];
   }
 }

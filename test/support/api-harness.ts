@@ -10,7 +10,8 @@ import type { AppDeps } from "../../src/app/deps.ts";
 import { endpointTools } from "../../src/app/endpoint-tools.ts";
 import { endpointUseCases } from "../../src/app/endpoints.ts";
 import { eventUseCases } from "../../src/app/events.ts";
-import type { Clock, Repositories } from "../../src/app/ports.ts";
+import type { Repositories } from "../../src/app/ports/store.ts";
+import type { Clock } from "../../src/app/ports/system.ts";
 import { tokenUseCases } from "../../src/app/tokens.ts";
 
 /** A token as `herald tokens create --json` prints it. */

@@ -8,7 +8,9 @@ import { endpointUseCases } from "../../src/app/endpoints.ts";
 import { eventUseCases } from "../../src/app/events.ts";
 import { silentLogger } from "../../src/app/logger.ts";
 import { maintenanceJobs } from "../../src/app/maintenance.ts";
-import type { DeliveryMetrics, DeliveryRequest, Repositories, Scope, Sender } from "../../src/app/ports.ts";
+import type { Scope } from "../../src/app/ports/paging.ts";
+import type { DeliveryMetrics, DeliveryRequest, Sender } from "../../src/app/ports/sending.ts";
+import type { Repositories } from "../../src/app/ports/store.ts";
 import type { SendOutcome } from "../../src/domain/delivery.ts";
 
 /** A clock the test moves by hand. */

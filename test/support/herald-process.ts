@@ -45,13 +45,13 @@ function command(runtime: Runtime): [string, string[]] {
     case "node":
       // Node itself with tsx's loader, not the tsx CLI: that one runs Herald in a child process of its
       // own, so a SIGKILL (which it cannot relay) would kill the wrapper and leave Herald running.
-      return [process.execPath, ["--import", "tsx", join(ROOT, "src/main.node.ts")]];
+      return [process.execPath, ["--import", "tsx", join(ROOT, "src/main/main.node.ts")]];
     case "bun":
-      return [BIN("bun"), [join(ROOT, "src/main.bun.ts")]];
+      return [BIN("bun"), [join(ROOT, "src/main/main.bun.ts")]];
     case "deno":
       return [
         BIN("deno"),
-        ["run", "--allow-all", "--node-modules-dir=manual", join(ROOT, "src/main.deno.ts")],
+        ["run", "--allow-all", "--node-modules-dir=manual", join(ROOT, "src/main/main.deno.ts")],
       ];
   }
 }

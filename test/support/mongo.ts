@@ -1,7 +1,7 @@
 import { type Db, MongoClient } from "mongodb";
 import { inject } from "vitest";
 import { createMongoRepositories, DEFAULT_CLIENT_OPTIONS } from "../../src/adapters/mongo/index.ts";
-import type { Repositories } from "../../src/app/ports.ts";
+import type { Repositories } from "../../src/app/ports/store.ts";
 
 export interface FreshMongo {
   uri: string;

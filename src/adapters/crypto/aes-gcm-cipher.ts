@@ -1,4 +1,4 @@
-import type { SecretCipher } from "../../app/ports.ts";
+import type { SecretCipher } from "../../app/ports/system.ts";
 import { fromBase64, toBase64 } from "../../domain/encoding.ts";
 
 const VERSION = "v1";

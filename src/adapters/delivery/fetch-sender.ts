@@ -1,4 +1,4 @@
-import type { DeliveryRequest, Sender } from "../../app/ports.ts";
+import type { DeliveryRequest, Sender } from "../../app/ports/sending.ts";
 import type { SendOutcome } from "../../domain/delivery.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
 import { DeadlineQueue } from "./deadlines.ts";

@@ -1,4 +1,4 @@
-import type { DeliveryRequest } from "../../app/ports.ts";
+import type { DeliveryRequest } from "../../app/ports/sending.ts";
 import { parseRetryAfter } from "../../domain/backoff.ts";
 import { type DeliveryError, RESPONSE_BODY_LIMIT, type SendOutcome } from "../../domain/delivery.ts";
 import { signatureHeader } from "../../domain/signing.ts";

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { LookupFunction } from "node:net";
 import { Agent, type Dispatcher } from "undici";
-import type { DeliveryRequest, Sender } from "../../app/ports.ts";
+import type { DeliveryRequest, Sender } from "../../app/ports/sending.ts";
 import type { SendOutcome } from "../../domain/delivery.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
 import { classifyFailure } from "./classify.ts";

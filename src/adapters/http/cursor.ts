@@ -1,4 +1,4 @@
-import type { Cursor } from "../../app/ports.ts";
+import type { Cursor } from "../../app/ports/paging.ts";
 import { fromBase64, toBase64Url } from "../../domain/encoding.ts";
 import { invalid } from "../../domain/errors.ts";
 

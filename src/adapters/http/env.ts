@@ -4,7 +4,7 @@ import type { EndpointTools } from "../../app/endpoint-tools.ts";
 import type { EndpointUseCases } from "../../app/endpoints.ts";
 import type { EventUseCases } from "../../app/events.ts";
 import type { Logger } from "../../app/logger.ts";
-import type { Scope } from "../../app/ports.ts";
+import type { Scope } from "../../app/ports/paging.ts";
 import type { TokenUseCases } from "../../app/tokens.ts";
 
 /** What the HTTP edge needs, built once in the entry point. */

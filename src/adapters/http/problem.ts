@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { StoreUnavailableError } from "../../app/ports.ts";
+import { StoreUnavailableError } from "../../app/ports/store.ts";
 import { DomainError, type ValidationIssue } from "../../domain/errors.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { Cursor, Page, PageRequest } from "../../app/ports.ts";
+import type { Cursor, Page, PageRequest } from "../../app/ports/paging.ts";
 
 interface Listed {
   id: string;

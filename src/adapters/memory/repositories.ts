@@ -4,21 +4,18 @@ import type {
   ClaimRequest,
   DeliveryFilter,
   DeliveryRepository,
-  EndpointFilter,
-  EndpointPatch,
-  EndpointRepository,
-  EventRepository,
+  LeasedDelivery,
+} from "../../app/ports/deliveries.ts";
+import type { EndpointFilter, EndpointPatch, EndpointRepository } from "../../app/ports/endpoints.ts";
+import type { EventRepository, StoredEvent } from "../../app/ports/events.ts";
+import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
+import type { Repositories } from "../../app/ports/store.ts";
+import type {
   IdempotencyRecord,
   IdempotencyRepository,
-  LeasedDelivery,
-  Page,
-  PageRequest,
-  Repositories,
-  Scope,
-  StoredEvent,
   TokenRecord,
   TokenRepository,
-} from "../../app/ports.ts";
+} from "../../app/ports/tokens.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import type { DisabledReason, Endpoint } from "../../domain/endpoint.ts";
 import type { EventType } from "../../domain/event-catalog.ts";

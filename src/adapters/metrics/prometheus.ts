@@ -1,4 +1,4 @@
-import type { DeliveryMetrics } from "../../app/ports.ts";
+import type { DeliveryMetrics } from "../../app/ports/sending.ts";
 
 const BUCKETS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
 

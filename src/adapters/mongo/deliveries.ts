@@ -6,10 +6,8 @@ import type {
   DeliveryFilter,
   DeliveryRepository,
   LeasedDelivery,
-  Page,
-  PageRequest,
-  Scope,
-} from "../../app/ports.ts";
+} from "../../app/ports/deliveries.ts";
+import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import { type DeliveryDoc, type LeaseDoc, UNLEASED } from "./documents.ts";
 import { insertIgnoringDuplicates } from "./errors.ts";

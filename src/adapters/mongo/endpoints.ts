@@ -1,12 +1,6 @@
 import type { Collection, Filter } from "mongodb";
-import type {
-  EndpointFilter,
-  EndpointPatch,
-  EndpointRepository,
-  Page,
-  PageRequest,
-  Scope,
-} from "../../app/ports.ts";
+import type { EndpointFilter, EndpointPatch, EndpointRepository } from "../../app/ports/endpoints.ts";
+import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { DisabledReason, Endpoint } from "../../domain/endpoint.ts";
 import type { EventType } from "../../domain/event-catalog.ts";
 import type { EndpointDoc } from "./documents.ts";

@@ -10,7 +10,7 @@ import {
   MongoSystemError,
   MongoTopologyClosedError,
 } from "mongodb";
-import { StoreUnavailableError } from "../../app/ports.ts";
+import { StoreUnavailableError } from "../../app/ports/store.ts";
 
 const DUPLICATE_KEY = 11000;
 

@@ -1,5 +1,6 @@
 import type { Collection, Filter } from "mongodb";
-import type { EventRepository, Scope, StoredEvent } from "../../app/ports.ts";
+import type { EventRepository, StoredEvent } from "../../app/ports/events.ts";
+import type { Scope } from "../../app/ports/paging.ts";
 import type { EventDoc } from "./documents.ts";
 import { isDuplicateKey } from "./errors.ts";
 import { eventFromDoc, eventToDoc, inOrderOf } from "./mappers.ts";

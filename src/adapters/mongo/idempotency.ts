@@ -1,5 +1,5 @@
 import type { Collection } from "mongodb";
-import type { IdempotencyRecord, IdempotencyRepository } from "../../app/ports.ts";
+import type { IdempotencyRecord, IdempotencyRepository } from "../../app/ports/tokens.ts";
 import type { IdempotencyDoc } from "./documents.ts";
 import { isDuplicateKey } from "./errors.ts";
 import { idempotencyFromDoc, idempotencyToDoc } from "./mappers.ts";

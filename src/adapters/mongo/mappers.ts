@@ -1,4 +1,6 @@
-import type { EndpointPatch, IdempotencyRecord, StoredEvent, TokenRecord } from "../../app/ports.ts";
+import type { EndpointPatch } from "../../app/ports/endpoints.ts";
+import type { StoredEvent } from "../../app/ports/events.ts";
+import type { IdempotencyRecord, TokenRecord } from "../../app/ports/tokens.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import type { Endpoint, StoredSecret } from "../../domain/endpoint.ts";
 import {

@@ -1,4 +1,4 @@
-import type { Cursor, Page, PageRequest } from "../../app/ports.ts";
+import type { Cursor, Page, PageRequest } from "../../app/ports/paging.ts";
 
 /** The order of every list: newest first by (created_at, _id), both descending. */
 export const NEWEST_FIRST = { created_at: -1, _id: -1 } as const;

@@ -1,5 +1,5 @@
 import { type Db, MongoClient, type MongoClientOptions } from "mongodb";
-import type { Repositories } from "../../app/ports.ts";
+import type { Repositories } from "../../app/ports/store.ts";
 import { collectionsOf } from "./collections.ts";
 import { MongoDeliveries } from "./deliveries.ts";
 import { MongoEndpoints } from "./endpoints.ts";

@@ -1,5 +1,5 @@
 import type { Collection } from "mongodb";
-import type { TokenRecord, TokenRepository } from "../../app/ports.ts";
+import type { TokenRecord, TokenRepository } from "../../app/ports/tokens.ts";
 import type { TokenDoc } from "./documents.ts";
 import { tokenFromDoc, tokenToDoc } from "./mappers.ts";
 

@@ -1,7 +1,7 @@
 import { serve } from "@hono/node-server";
-import { createUndiciSender } from "./adapters/delivery/undici-sender.ts";
-import { runHerald } from "./adapters/runtime/entry.ts";
-import { VERSION } from "./version.ts";
+import { createUndiciSender } from "../adapters/delivery/undici-sender.ts";
+import { VERSION } from "../version.ts";
+import { runHerald } from "./run.ts";
 
 await runHerald({
   name: "node",

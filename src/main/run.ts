@@ -1,9 +1,9 @@
-import { type Config, ConfigError, parseConfig } from "../../app/config.ts";
-import type { Logger } from "../../app/logger.ts";
-import type { Sender } from "../../app/ports.ts";
-import { createJsonLogger } from "../json-logger.ts";
-import { NoMongoBinaryError } from "./embedded-mongo.ts";
-import { createHerald, type Herald } from "./herald-process.ts";
+import { createJsonLogger } from "../adapters/json-logger.ts";
+import { NoMongoBinaryError } from "../adapters/mongo/embedded.ts";
+import { type Config, ConfigError, parseConfig } from "../app/config.ts";
+import type { Logger } from "../app/logger.ts";
+import type { Sender } from "../app/ports/sending.ts";
+import { createHerald, type Herald } from "./herald.ts";
 
 export interface Served {
   port: number;

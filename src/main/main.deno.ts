@@ -1,8 +1,8 @@
 // Deno entry point: Deno.serve for HTTP, the fetch sender for deliveries.
 import process from "node:process";
-import { createFetchSender } from "./adapters/delivery/fetch-sender.ts";
-import { runHerald } from "./adapters/runtime/entry.ts";
-import { VERSION } from "./version.ts";
+import { createFetchSender } from "../adapters/delivery/fetch-sender.ts";
+import { VERSION } from "../version.ts";
+import { runHerald } from "./run.ts";
 
 interface DenoServer {
   addr: { port: number };

@@ -1,7 +1,7 @@
 // Bun entry point: Bun.serve for HTTP, the fetch sender for deliveries.
-import { createFetchSender } from "./adapters/delivery/fetch-sender.ts";
-import { runHerald } from "./adapters/runtime/entry.ts";
-import { VERSION } from "./version.ts";
+import { createFetchSender } from "../adapters/delivery/fetch-sender.ts";
+import { VERSION } from "../version.ts";
+import { runHerald } from "./run.ts";
 
 interface BunServer {
   port: number;

@@ -1,0 +1,35 @@
+// Storage of endpoints.
+import type { DisabledReason, Endpoint } from "../../domain/endpoint.ts";
+import type { EventType } from "../../domain/event-catalog.ts";
+import type { Page, PageRequest, Scope } from "./paging.ts";
+
+export interface EndpointFilter {
+  enabled?: boolean | undefined;
+  event?: EventType | undefined;
+}
+
+/** Fields of an endpoint a use case may change; absent fields stay as they are. */
+export type EndpointPatch = Partial<
+  Pick<Endpoint, "url" | "events" | "description" | "enabled" | "disabledReason" | "secrets" | "failingSince">
+> & { updatedAt: Date };
+
+export interface EndpointRepository {
+  insert(endpoint: Endpoint): Promise<void>;
+  get(scope: Scope, id: string): Promise<Endpoint | null>;
+  /** Unscoped batch read for the dispatcher. */
+  getMany(ids: readonly string[]): Promise<Endpoint[]>;
+  list(scope: Scope, filter: EndpointFilter, page: PageRequest): Promise<Page<Endpoint>>;
+  /** Every endpoint of the project subscribed to the type, enabled or not (fan-out). */
+  listSubscribed(scope: Scope, type: EventType): Promise<Endpoint[]>;
+  /** Applies the patch and returns the endpoint as it now is; null when absent. */
+  update(scope: Scope, id: string, patch: EndpointPatch): Promise<Endpoint | null>;
+  delete(scope: Scope, id: string): Promise<boolean>;
+  /** Clears the failure streak of these endpoints (a success was seen). */
+  markSucceeded(ids: readonly string[]): Promise<void>;
+  /** Starts a failure streak at `at` on those of these endpoints that have none. */
+  markFailing(ids: readonly string[], at: Date): Promise<void>;
+  /** Enabled endpoints whose failure streak began at or before `before`. */
+  listFailingSince(before: Date, limit: number): Promise<Endpoint[]>;
+  /** Disables an enabled endpoint; false when it was already disabled or absent. */
+  disable(id: string, reason: DisabledReason, at: Date): Promise<boolean>;
+}

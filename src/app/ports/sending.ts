@@ -1,0 +1,38 @@
+// What the delivery engine needs from the outside: a sender, a wake-up signal, metrics.
+import type { SendOutcome } from "../../domain/delivery.ts";
+
+/** Wakes the local dispatcher at once (publish, manual retry). */
+export interface DispatchSignal {
+  notify(): void;
+}
+
+/** One signed POST of an event to an endpoint. */
+export interface DeliveryRequest {
+  url: string;
+  /** The envelope exactly as serialised when the event was accepted; every attempt sends these bytes. */
+  body: string;
+  /** The event id, sent as X-Webhook-Id. */
+  eventId: string;
+  /** Plain endpoint secrets, newest first; two during a rotation grace period (one signature each). */
+  secrets: string[];
+  /** Unix seconds, sent as X-Webhook-Timestamp and signed. */
+  timestamp: number;
+}
+
+/**
+ * Sends deliveries over HTTP (undici on Node, fetch on Bun and Deno). Never throws for a failed
+ * attempt: it reports the failure in the outcome.
+ */
+export interface Sender {
+  send(request: DeliveryRequest): Promise<SendOutcome>;
+  /** Stops accepting work and releases pooled connections. */
+  close(): Promise<void>;
+}
+
+/** What the delivery engine reports for /metrics. */
+export interface DeliveryMetrics {
+  attempt(outcome: { status: string; error: string | null; durationMs: number | null }): void;
+  leaseRecovered(count: number): void;
+  endpointDisabled(reason: string): void;
+  publishToAttempt(ms: number): void;
+}
