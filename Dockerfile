@@ -10,7 +10,7 @@ FROM node:${NODE_VERSION}-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Dependencies only; bun and deno binaries come from their npm packages (devDependencies).
-RUN npm ci --no-audit --no-fund --loglevel=warn || npm install --no-audit --no-fund --loglevel=warn
+RUN npm ci --no-audit --no-fund --loglevel=warn
 
 FROM deps AS build
 COPY tsconfig.json biome.json ./
