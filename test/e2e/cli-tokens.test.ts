@@ -16,7 +16,7 @@ import {
 import { type HeraldProcess, startHerald } from "../support/herald-process.ts";
 import { uniqueDbName } from "../support/mongo.ts";
 
-// The tokens CLI as a user runs it: a real process (tsx src/cli/main.ts, as `npm run cli` does, and the
+// The tokens CLI as a user runs it: a real process (tsx src/cli/main.ts, as `npm run -s cli` does, and the
 // package's bin/herald.mjs under node) against the run's MongoDB, checked by exit code, stdout and stderr.
 
 const TOKEN = /^hrld_[A-Za-z0-9_-]{43}$/;
@@ -80,15 +80,22 @@ describe("herald tokens create", () => {
     expect(x.project_id).not.toBe(y.project_id);
   });
 
-  it("npm run cli -- tokens create --json prints one JSON object on stdout and nothing else (CONTRACT §1)", async () => {
-    // Exactly the command of the contract, through npm: npm's "> herald@… cli" banner goes to stdout
-    // too unless npm's loglevel is "silent" (the project's .npmrc).
-    const r = await run("npm", ["run", "cli", "--", "tokens", "create", "--json"], {
+  it("npm run -s cli -- tokens create --json prints one JSON object on stdout and nothing else (CONTRACT §1)", async () => {
+    // Exactly the command of the contract, through npm: -s keeps npm's "> herald@… cli" banner off stdout.
+    const r = await run("npm", ["run", "-s", "cli", "--", "tokens", "create", "--json"], {
       env: { ...env, npm_config_update_notifier: "false" },
     });
     expect(r.stdout).toMatch(/^\{.*\}\n$/);
     expect(parseCreated(r).token).toMatch(TOKEN);
     expect(r.stderr).toBe("");
+  });
+
+  it("npx herald tokens create --json prints one JSON object on stdout and nothing else (CONTRACT §1)", async () => {
+    const r = await run("npx", ["--no-install", "herald", "tokens", "create", "--json"], {
+      env: { ...env, npm_config_update_notifier: "false" },
+    });
+    expect(r.stdout).toMatch(/^\{.*\}\n$/);
+    expect(parseCreated(r).token).toMatch(TOKEN);
   });
 
   it("honours --tenant, --project and --name (UUIDs in any case, stored lower-case)", async () => {
