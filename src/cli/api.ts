@@ -23,7 +23,7 @@ export function connectApi(io: Io, deps: CliDeps): Api {
   const token = io.env.HERALD_TOKEN?.trim();
   if (!token) {
     throw new CliError(
-      "HERALD_TOKEN is not set: create a token with `herald tokens create` and export HERALD_TOKEN=hrld_...",
+      "HERALD_TOKEN is not set: create a token with `npx herald tokens create` and export HERALD_TOKEN=hrld_...",
       2,
     );
   }

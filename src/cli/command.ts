@@ -37,7 +37,7 @@ export interface CommandGroup {
 export const JSON_OPTION: [string, string] = ["--json", "Print the API's JSON answer instead of text"];
 const HELP_OPTION: [string, string] = ["-h, --help", "Show this help"];
 export const API_ENVIRONMENT =
-  "Environment: HERALD_URL (default http://localhost:8080) and HERALD_TOKEN (an API token, see herald tokens create).";
+  "Environment: HERALD_URL (default http://localhost:8080) and HERALD_TOKEN (an API token, see npx herald tokens create).";
 
 function optionRows(rows: [string, string][]): string {
   const width = Math.max(...rows.map(([flag]) => flag.length));
@@ -46,7 +46,7 @@ function optionRows(rows: [string, string][]): string {
 
 /** The --help text of one command: usage, what it does, options, example. */
 export function commandHelp(c: Command): string {
-  const parts = [`Usage: herald ${c.name}${c.usage ? ` ${c.usage}` : ""}`, "", c.summary];
+  const parts = [`Usage: npx herald ${c.name}${c.usage ? ` ${c.usage}` : ""}`, "", c.summary];
   if (c.details) parts.push("", c.details);
   parts.push("", "Options:", optionRows([...c.options, HELP_OPTION]));
   parts.push("", c.examples.length > 1 ? "Examples:" : "Example:", ...c.examples.map((e) => `  ${e}`));
@@ -58,14 +58,14 @@ export function commandHelp(c: Command): string {
 export function groupHelp(g: CommandGroup): string {
   const rows = g.commands.map((c): [string, string] => [c.name.slice(g.name.length + 1), c.summary]);
   const parts = [
-    `Usage: herald ${g.name} <command> [options]`,
+    `Usage: npx herald ${g.name} <command> [options]`,
     "",
     g.summary,
     "",
     "Commands:",
     optionRows(rows),
     "",
-    `Run "herald ${g.name} <command> --help" for a command's options and an example.`,
+    `Run "npx herald ${g.name} <command> --help" for a command's options and an example.`,
   ];
   if (g.commands.some((c) => c.api)) parts.push(API_ENVIRONMENT);
   return `${parts.join("\n")}\n`;
@@ -93,7 +93,7 @@ export async function runGroup(g: CommandGroup, argv: string[], io: Io, deps: Cl
     return sub === undefined ? 2 : 0;
   }
   const command = g.commands.find((c) => c.name === `${g.name} ${sub}`);
-  if (!command) throw new CliError(`unknown command "${g.name} ${sub}"; see herald ${g.name} --help`, 2);
+  if (!command) throw new CliError(`unknown command "${g.name} ${sub}"; see npx herald ${g.name} --help`, 2);
   return runCommand(command, rest, io, deps);
 }
 
@@ -122,13 +122,13 @@ export function parseCommandArgs<const O extends Options>(command: Command, args
 
 /** A wrong invocation: one line naming the command's help, exit 2. */
 export function usageError(command: Command, message: string): CliError {
-  return new CliError(`${message}; see herald ${command.name} --help`, 2);
+  return new CliError(`${message}; see npx herald ${command.name} --help`, 2);
 }
 
 /** The positional arguments a command needs, by name; a missing or extra one is a usage error. */
 export function positionals(command: Command, given: string[], names: string[]): string[] {
   if (given.length < names.length) {
-    throw usageError(command, `herald ${command.name} needs ${names.slice(given.length).join(" and ")}`);
+    throw usageError(command, `npx herald ${command.name} needs ${names.slice(given.length).join(" and ")}`);
   }
   if (given.length > names.length) {
     throw usageError(command, `unexpected argument "${given[names.length]}"`);

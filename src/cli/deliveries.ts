@@ -68,8 +68,8 @@ const list: Command = {
     JSON_OPTION,
   ],
   examples: [
-    "herald deliveries list 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --status failed --since 1d",
-    "herald deliveries list 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --all --json | jq '.data | length'",
+    "npx herald deliveries list 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --status failed --since 1d",
+    "npx herald deliveries list 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --all --json | jq '.data | length'",
   ],
   api: true,
   async run(args, io, deps) {
@@ -120,7 +120,7 @@ const list: Command = {
         ["id", "created (utc)", "event type", "event id", "attempt", "status", "result"],
       );
       if (result.next_cursor) {
-        io.out(`\nMore: herald deliveries list ${webhookId} --cursor ${result.next_cursor} (or --all)`);
+        io.out(`\nMore: npx herald deliveries list ${webhookId} --cursor ${result.next_cursor} (or --all)`);
       }
     });
   },
@@ -131,7 +131,7 @@ const get: Command = {
   usage: `${DELIVERY_ID} [--json]`,
   summary: "Show one delivery attempt, with the receiver's answer.",
   options: [JSON_OPTION],
-  examples: ["herald deliveries get 8a6e0f3c-2d4b-4c1a-9e7f-5b3d2c1a0f9e"],
+  examples: ["npx herald deliveries get 8a6e0f3c-2d4b-4c1a-9e7f-5b3d2c1a0f9e"],
   api: true,
   async run(args, io, deps) {
     const { values, positionals: rest } = parseCommandArgs(this, args, {});
@@ -153,7 +153,7 @@ const retry: Command = {
   details:
     "Same event id, fresh timestamp and signature. A manual attempt that fails is not retried automatically. A disabled endpoint must be enabled first.",
   options: [JSON_OPTION],
-  examples: ["herald deliveries retry 8a6e0f3c-2d4b-4c1a-9e7f-5b3d2c1a0f9e"],
+  examples: ["npx herald deliveries retry 8a6e0f3c-2d4b-4c1a-9e7f-5b3d2c1a0f9e"],
   api: true,
   async run(args, io, deps) {
     const { values, positionals: rest } = parseCommandArgs(this, args, {});

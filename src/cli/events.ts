@@ -115,8 +115,8 @@ const sendEvent: Command = {
     JSON_OPTION,
   ],
   examples: [
-    "herald events send message.delivered",
-    `herald events send message.bounced --data '{"recipient":"bob@example.com","channel":"email"}'`,
+    "npx herald events send message.delivered",
+    `npx herald events send message.bounced --data '{"recipient":"bob@example.com","channel":"email"}'`,
   ],
   api: true,
   async run(args, io, deps) {
@@ -167,7 +167,7 @@ const getEvent: Command = {
   usage: "<event-id> [--json]",
   summary: "Show an event's envelope, exactly as it is posted to endpoints.",
   options: [JSON_OPTION],
-  examples: ["herald events get evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c"],
+  examples: ["npx herald events get evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c"],
   api: true,
   async run(args, io, deps) {
     const { values, positionals: rest } = parseCommandArgs(this, args, {});
@@ -185,7 +185,7 @@ const types: Command = {
   usage: "[--json]",
   summary: "List the event types of the catalog (no server needed).",
   options: [["--json", "Print a JSON array of the type names"]],
-  examples: ["herald events types"],
+  examples: ["npx herald events types"],
   api: false,
   async run(args, io) {
     const { values, positionals: rest } = parseCommandArgs(this, args, {});

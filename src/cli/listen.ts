@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { EventType, Webhook } from "../../clients/typescript/client.ts";
 import { verifyWebhook, WebhookVerificationError } from "../../clients/typescript/verify.ts";
-import { integer } from "./arg-values.ts";
+import { type Api, connectApi, listPages } from "./api.ts";
+import { integer, splitList } from "./arg-values.ts";
 import { type CliDeps, type Command, parseCommandArgs, positionals, usageError } from "./command.ts";
 import { milliseconds } from "./format.ts";
 import { CliError, type Io } from "./io.ts";
@@ -205,33 +207,106 @@ function stopRequested(signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/** The endpoint `listen --events` delivers to, and whether it is removed when listen stops. */
+interface OwnEndpoint {
+  api: Api;
+  webhook: Webhook;
+  secret: string;
+  reused: boolean;
+}
+
+const LOCAL_URLS_HINT =
+  "start Herald with HERALD_ALLOW_HTTP_URLS=true HERALD_ALLOW_PRIVATE_NETWORKS=true so it may deliver to http://127.0.0.1";
+
+/**
+ * Creates the endpoint pointing at this listener, or reuses one that already points here (left by an
+ * earlier `listen --keep`, or by a listen that was killed): its event types are set to `events`, it is
+ * enabled, and its secret is rotated (no grace), because a secret is only ever shown once.
+ */
+async function ownEndpoint(io: Io, deps: CliDeps, url: string, events: string[]): Promise<OwnEndpoint> {
+  const api = connectApi(io, deps);
+  const hint = (e: unknown): never => {
+    if (e instanceof CliError && /^422 /.test(e.message) && /url/i.test(e.message)) {
+      throw new CliError(`${e.message}\n  (${LOCAL_URLS_HINT})`);
+    }
+    throw e;
+  };
+  const all = await listPages(
+    async (cursor) =>
+      (await api.call(api.client.GET("/api/v1/webhooks", { params: { query: { limit: 100, cursor } } })))
+        .data,
+    { all: true },
+  );
+  const existing = all.data.find((w) => w.url === url);
+  if (existing) {
+    await api
+      .call(
+        api.client.PATCH("/api/v1/webhooks/{id}", {
+          params: { path: { id: existing.id } },
+          body: { events: events as EventType[], enabled: true },
+        }),
+      )
+      .catch(hint);
+    const { data } = await api.call(
+      api.client.POST("/api/v1/webhooks/{id}/rotate", { params: { path: { id: existing.id } }, body: {} }),
+    );
+    return { api, webhook: data, secret: data.secret, reused: true };
+  }
+  const { data } = await api
+    .call(
+      api.client.POST("/api/v1/webhooks", {
+        body: {
+          url,
+          events: events as EventType[],
+          description: "herald listen (deleted when it stops, unless --keep)",
+        },
+      }),
+    )
+    .catch(hint);
+  return { api, webhook: data, secret: data.secret, reused: false };
+}
+
 export const listenCommand: Command = {
   name: "listen",
-  usage: "[--port N] [--secret whsec_...] [--forward URL] [--reject-invalid] [--json]",
+  usage:
+    "[--events TYPE[,TYPE...] [--keep]] [--port N] [--secret whsec_...] [--forward URL] [--reject-invalid] [--json]",
   summary: "Run a local receiver that verifies, prints and forwards deliveries.",
   details: [
-    "Listens on 127.0.0.1. Each delivery is checked with the TypeScript verifier (clients/typescript/verify.ts)",
-    "and printed as one line: time, verdict, event type, event id, latency (now - X-Webhook-Timestamp) and age",
-    "(now - occurred_at). --forward re-POSTs the raw body with the original headers to your app.",
+    "Listens on 127.0.0.1. With --events it registers itself with Herald (HERALD_URL, HERALD_TOKEN): it",
+    "creates an endpoint for those event types pointing at http://127.0.0.1:PORT/ (or reuses the one that",
+    "already points there), prints that endpoint's signing secret once, verifies every delivery with it, and",
+    "deletes the endpoint when it stops (Ctrl-C or SIGTERM) unless --keep is given. Herald must run with",
+    "HERALD_ALLOW_HTTP_URLS=true HERALD_ALLOW_PRIVATE_NETWORKS=true to deliver to it.",
+    "Without --events it only receives: register an endpoint yourself and pass its --secret.",
     "",
-    "A local loop in two terminals:",
+    "Each delivery is checked with the TypeScript verifier (clients/typescript/verify.ts) and printed as one",
+    "line: time, verdict, event type, event id, latency (now - X-Webhook-Timestamp) and age (now -",
+    "occurred_at). --forward re-POSTs the raw body with the original headers to your app.",
+    "",
+    "A local loop in three terminals (2 and 3 with export HERALD_TOKEN=hrld_..., see npx herald tokens create):",
     "  1$ HERALD_ALLOW_HTTP_URLS=true HERALD_ALLOW_PRIVATE_NETWORKS=true npm start",
-    "  2$ herald webhooks create --url http://127.0.0.1:4000/ --events message.delivered   # note the secret",
-    "  2$ herald listen --secret whsec_...",
-    "  3$ herald events send message.delivered",
+    "  2$ npx herald listen --events message.delivered,message.bounced   # registers itself, prints its secret",
+    "  3$ npx herald events send message.delivered                       # listen prints it, verified",
   ].join("\n"),
   options: [
+    ["--events TYPES", "Register an endpoint for these types pointing here (comma-separated, repeatable)"],
+    ["--keep", "With --events: keep the endpoint when listen stops (the next listen on the port reuses it)"],
     ["--port N", `Port on 127.0.0.1 (default ${DEFAULT_PORT}; 0 picks a free one)`],
-    ["--secret whsec_...", "Endpoint secret to verify with (repeatable; default: HERALD_WEBHOOK_SECRET)"],
+    ["--secret whsec_...", "Also verify with this secret (repeatable; default: HERALD_WEBHOOK_SECRET)"],
     ["--forward URL", "Also POST each delivery to this URL (raw body, original headers)"],
     ["--reject-invalid", "Answer 400 with the reason when verification fails (Herald then retries)"],
     ["--tolerance SECONDS", "Allowed clock distance of X-Webhook-Timestamp (default 300)"],
     ["--json", "Print one JSON object per delivery; messages go to stderr"],
   ],
-  examples: ["herald listen --port 4000 --secret whsec_... --forward http://localhost:3000/webhooks/herald"],
+  examples: [
+    "npx herald listen --events message.delivered,message.bounced --forward http://localhost:3000/webhooks/herald",
+    "npx herald listen --port 4000 --secret whsec_...   # an endpoint you registered yourself",
+  ],
   api: false,
   async run(args, io, deps: CliDeps) {
     const { values, positionals: rest } = parseCommandArgs(this, args, {
+      events: { type: "string", multiple: true },
+      keep: { type: "boolean", default: false },
       port: { type: "string" },
       secret: { type: "string", multiple: true },
       forward: { type: "string" },
@@ -240,12 +315,15 @@ export const listenCommand: Command = {
     });
     positionals(this, rest, []);
     const port = values.port === undefined ? DEFAULT_PORT : integer(this, "--port", values.port, 0, 65_535);
+    const events = splitList(values.events);
+    if (values.events !== undefined && !events?.length) throw usageError(this, "--events needs event types");
+    if (values.keep && !events) throw usageError(this, "--keep goes with --events");
     const secrets = values.secret?.length
       ? values.secret
       : (io.env.HERALD_WEBHOOK_SECRET ?? "").split(/[\s,]+/).filter(Boolean);
     for (const s of secrets) {
       if (!s.startsWith("whsec_"))
-        throw usageError(this, "a secret starts with whsec_ (as herald webhooks create prints it)");
+        throw usageError(this, "a secret starts with whsec_ (as npx herald webhooks create prints it)");
     }
     const forwardUrl = values.forward ?? null;
     if (
@@ -254,11 +332,11 @@ export const listenCommand: Command = {
     ) {
       throw usageError(this, `--forward must be an http(s) URL, not "${forwardUrl}"`);
     }
-    if (values["reject-invalid"] && secrets.length === 0) {
-      throw usageError(this, "--reject-invalid needs a secret (--secret or HERALD_WEBHOOK_SECRET)");
+    if (values["reject-invalid"] && secrets.length === 0 && !events) {
+      throw usageError(this, "--reject-invalid needs a secret (--events, --secret or HERALD_WEBHOOK_SECRET)");
     }
     const options: ListenOptions = {
-      secrets,
+      secrets: [...secrets],
       forwardUrl,
       rejectInvalid: values["reject-invalid"],
       json: values.json,
@@ -285,28 +363,71 @@ export const listenCommand: Command = {
       server.listen(port, "127.0.0.1", () => resolve());
     });
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const closeServer = () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    let own: OwnEndpoint | null = null;
+    if (events) {
+      try {
+        own = await ownEndpoint(io, deps, url, events);
+      } catch (e) {
+        await closeServer();
+        throw e;
+      }
+      // Verified with first: it is the secret Herald signs with.
+      options.secrets.unshift(own.secret);
+    }
     say(`Listening on ${url}`);
+    if (own) {
+      const w = own.webhook;
+      say(
+        [
+          `${own.reused ? "Reusing" : "Created"} endpoint ${w.id} → ${url} for ${w.events.join(", ")}`,
+          values.keep
+            ? "It stays when listen stops (--keep)."
+            : "It is deleted when listen stops (pass --keep to keep it).",
+          `Signing secret (shown once; deliveries are verified with it): ${own.secret}`,
+        ].join("\n"),
+      );
+    }
     say(
-      secrets.length > 0
-        ? `Verifying with ${secrets.length} ${secrets.length === 1 ? "secret" : "secrets"}.`
-        : "No secret: deliveries are printed but not verified (pass --secret whsec_... or set HERALD_WEBHOOK_SECRET).",
+      options.secrets.length > 0
+        ? `Verifying with ${options.secrets.length} ${options.secrets.length === 1 ? "secret" : "secrets"}.`
+        : "No secret: deliveries are printed but not verified (pass --events, --secret whsec_... or set HERALD_WEBHOOK_SECRET).",
     );
     if (forwardUrl) say(`Forwarding each delivery to ${forwardUrl}`);
     say(
       [
-        "Register it with a server started as HERALD_ALLOW_HTTP_URLS=true HERALD_ALLOW_PRIVATE_NETWORKS=true npm start:",
-        `  herald webhooks create --url ${url} --events message.delivered,message.bounced,...`,
+        ...(own
+          ? []
+          : [
+              "Register it with a server started as HERALD_ALLOW_HTTP_URLS=true HERALD_ALLOW_PRIVATE_NETWORKS=true npm start:",
+              `  npx herald webhooks create --url ${url} --events message.delivered,message.bounced,...`,
+              "(or let listen do it: npx herald listen --events message.delivered,...)",
+            ]),
         "Ctrl-C stops.",
         "",
       ].join("\n"),
     );
 
     await stopRequested(deps.signal);
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    await closeServer();
+    let code = 0;
+    if (own && !values.keep) {
+      const id = own.webhook.id;
+      try {
+        await own.api.call(own.api.client.DELETE("/api/v1/webhooks/{id}", { params: { path: { id } } }));
+        say(`Deleted endpoint ${id}.`);
+      } catch (e) {
+        io.err(
+          `herald listen: could not delete endpoint ${id} (${(e as Error).message}); delete it with npx herald webhooks delete ${id}`,
+        );
+        code = 1;
+      }
+    }
     say("Stopped.");
-    return 0;
+    return code;
   },
 };

@@ -16,7 +16,7 @@ function topHelp(): string {
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   return [
-    "Usage: herald <command> [options]",
+    "Usage: npx herald <command> [options]",
     "",
     "Herald's command line: manage webhook endpoints, publish events, inspect and replay deliveries,",
     "and receive deliveries locally.",
@@ -31,12 +31,15 @@ function topHelp(): string {
     "",
     API_ENVIRONMENT,
     "",
-    "A local loop in two terminals:",
-    "  1$ HERALD_ALLOW_HTTP_URLS=true HERALD_ALLOW_PRIVATE_NETWORKS=true npm start",
-    "  2$ herald listen --secret whsec_...   # after: herald webhooks create --url http://127.0.0.1:4000/ --events ...",
-    "  1$ herald events send message.delivered",
+    "A token (database access: MONGODB_URI or HERALD_DATA_DIR, like the server):",
+    "  npx herald tokens create      # then: export HERALD_TOKEN=hrld_...",
     "",
-    'Run "herald <command> --help" for a command\'s options and an example.',
+    "A local loop in three terminals:",
+    "  1$ HERALD_ALLOW_HTTP_URLS=true HERALD_ALLOW_PRIVATE_NETWORKS=true npm start",
+    "  2$ npx herald listen --events message.delivered,message.bounced   # registers itself, prints its secret",
+    "  3$ npx herald events send message.delivered                       # listen prints it, verified",
+    "",
+    'Run "npx herald <command> --help" for a command\'s options and an example.',
     "",
   ].join("\n");
 }
@@ -68,7 +71,7 @@ export async function runCli(argv: string[], io: Io, deps: CliDeps = {}): Promis
       }
       default: {
         const group = GROUPS.find((g) => g.name === cmd);
-        if (!group) throw new CliError(`unknown command "${cmd}"; run herald --help`, 2);
+        if (!group) throw new CliError(`unknown command "${cmd}"; run npx herald --help`, 2);
         return await runGroup(group, rest, io, deps);
       }
     }

@@ -5,13 +5,17 @@ import { UUID_PATTERN } from "../domain/ids.ts";
 import { CliError, type Io, printTable } from "./io.ts";
 import { openStore } from "./store.ts";
 
-export const TOKENS_HELP = `Usage: herald tokens <command>
+export const TOKENS_HELP = `Usage: npx herald tokens <command>
 
 Manage API tokens. Talks to the database directly (MONGODB_URI, or the embedded one in HERALD_DATA_DIR).
 
 Commands:
   create [--tenant UUID] [--project UUID] [--name TEXT] [--json]
-                     Create a token (shown once). Ids are generated when not given.
+                     Create a token (shown once). Ids are generated when not given: without
+                     --tenant and --project the token belongs to a new tenant and project and sees
+                     nothing another token created. A second token for the same project:
+                       npx herald tokens create --tenant <tenant_id> --project <project_id>
+                     with the ids the first one printed (--json: tenant_id, project_id).
   list [--json]      List tokens (never the tokens themselves).
   revoke <id>        Revoke a token by its id; it answers 401 from then on.
 `;
@@ -45,7 +49,7 @@ export async function tokensCommand(argv: string[], io: Io): Promise<number> {
     if (v !== undefined && !UUID_PATTERN.test(v)) throw new CliError(`${flag} must be a UUID`);
   }
   if (!["create", "list", "revoke"].includes(sub)) {
-    throw new CliError(`unknown command "tokens ${sub}"; see herald tokens --help`, 2);
+    throw new CliError(`unknown command "tokens ${sub}"; see npx herald tokens --help`, 2);
   }
   const store = await openStore(io.env);
   try {
@@ -62,6 +66,9 @@ export async function tokensCommand(argv: string[], io: Io): Promise<number> {
         } else {
           io.out(`Token (shown once, keep it safe):\n  ${token}\n`);
           io.out(`id          ${record.id}\ntenant_id   ${record.tenantId}\nproject_id  ${record.projectId}`);
+          io.out(
+            `\nIt sees only what tokens of this project create. Another token for the same project:\n  npx herald tokens create --tenant ${record.tenantId} --project ${record.projectId}`,
+          );
         }
         return 0;
       }
@@ -82,13 +89,13 @@ export async function tokensCommand(argv: string[], io: Io): Promise<number> {
       }
       case "revoke": {
         const id = positionals[0];
-        if (!id) throw new CliError("tokens revoke needs the token id (see: herald tokens list)");
+        if (!id) throw new CliError("tokens revoke needs the token id (see: npx herald tokens list)");
         if (!(await tokens.revoke(id))) throw new CliError(`no active token with id ${id}`);
         io.out(values.json ? JSON.stringify({ id, revoked: true }) : `Revoked ${id}`);
         return 0;
       }
       default:
-        throw new CliError(`unknown command "tokens ${sub}"; see herald tokens --help`);
+        throw new CliError(`unknown command "tokens ${sub}"; see npx herald tokens --help`);
     }
   } finally {
     await store.close();

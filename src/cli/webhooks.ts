@@ -34,7 +34,7 @@ function printWebhook(io: Io, w: Webhook): void {
 function printSecret(io: Io, secret: string): void {
   io.out(`\nSigning secret:\n  ${secret}\n`);
   io.out(
-    "⚠ This secret will not be shown again. Store it now (e.g. HERALD_WEBHOOK_SECRET for herald listen).",
+    "⚠ This secret will not be shown again. Store it now (e.g. HERALD_WEBHOOK_SECRET for npx herald listen).",
   );
 }
 
@@ -46,12 +46,12 @@ const create: Command = {
     "The URL must be https:// unless the server runs with HERALD_ALLOW_HTTP_URLS=true (local development).",
   options: [
     ["--url URL", "Where deliveries are POSTed"],
-    ["--events TYPES", "Comma-separated event types (repeatable); see herald events types"],
+    ["--events TYPES", "Comma-separated event types (repeatable); see npx herald events types"],
     ["--description TEXT", "A note for people"],
     JSON_OPTION,
   ],
   examples: [
-    "herald webhooks create --url https://example.com/hooks --events message.delivered,message.bounced",
+    "npx herald webhooks create --url https://example.com/hooks --events message.delivered,message.bounced",
   ],
   api: true,
   async run(args, io, deps) {
@@ -90,7 +90,10 @@ const list: Command = {
     ["--all", "Follow next_cursor through every page"],
     JSON_OPTION,
   ],
-  examples: ["herald webhooks list --disabled", "herald webhooks list --all --json | jq -r '.data[].url'"],
+  examples: [
+    "npx herald webhooks list --disabled",
+    "npx herald webhooks list --all --json | jq -r '.data[].url'",
+  ],
   api: true,
   async run(args, io, deps) {
     const { values, positionals: rest } = parseCommandArgs(this, args, {
@@ -127,7 +130,7 @@ const list: Command = {
         ["id", "url", "events", "state", "created (utc)"],
       );
       if (result.next_cursor)
-        io.out(`\nMore: herald webhooks list --cursor ${result.next_cursor} (or --all)`);
+        io.out(`\nMore: npx herald webhooks list --cursor ${result.next_cursor} (or --all)`);
     });
   },
 };
@@ -144,7 +147,7 @@ function showOne(
     usage: `${ID} [--json]`,
     summary,
     options: [JSON_OPTION],
-    examples: [`herald webhooks ${verb} 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b`],
+    examples: [`npx herald webhooks ${verb} 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b`],
     api: true,
     async run(args, io, deps) {
       const { values, positionals: rest } = parseCommandArgs(this, args, {});
@@ -172,7 +175,7 @@ const enable = showOne(
   "Enable an endpoint and clear its failure streak (idempotent).",
   (api, id) => api.call(api.client.POST("/api/v1/webhooks/{id}/enable", { params: { path: { id } } })),
   (w) =>
-    `Enabled endpoint ${w.id}. Skipped deliveries can now be sent: herald webhooks recover ${w.id} --since 1d`,
+    `Enabled endpoint ${w.id}. Skipped deliveries can now be sent: npx herald webhooks recover ${w.id} --since 1d`,
 );
 
 const update: Command = {
@@ -188,7 +191,7 @@ const update: Command = {
     JSON_OPTION,
   ],
   examples: [
-    "herald webhooks update 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --events message.delivered --disable",
+    "npx herald webhooks update 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --events message.delivered --disable",
   ],
   api: true,
   async run(args, io, deps) {
@@ -231,7 +234,7 @@ const rotate: Command = {
     ["--grace DURATION", "How long the old secret keeps signing too: 3600, 90s, 2h, 7d (max 7d; default 0)"],
     JSON_OPTION,
   ],
-  examples: ["herald webhooks rotate 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --grace 1h"],
+  examples: ["npx herald webhooks rotate 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --grace 1h"],
   api: true,
   async run(args, io, deps) {
     const { values, positionals: rest } = parseCommandArgs(this, args, { grace: { type: "string" } });
@@ -261,7 +264,7 @@ const remove: Command = {
   usage: `${ID} [--json]`,
   summary: "Remove an endpoint; its pending deliveries are cancelled. Asks nothing.",
   options: [["--json", 'Print {"id": ..., "deleted": true} (the API answers 204 without a body)']],
-  examples: ["herald webhooks delete 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b"],
+  examples: ["npx herald webhooks delete 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b"],
   api: true,
   async run(args, io, deps) {
     const { values, positionals: rest } = parseCommandArgs(this, args, {});
@@ -280,7 +283,7 @@ const test: Command = {
   summary: "Send a sample event of one of the endpoint's types to that endpoint only.",
   details: "It is signed, delivered, retried and recorded like any other event.",
   options: [["--type TYPE", "One of the endpoint's event types (default: the first it lists)"], JSON_OPTION],
-  examples: ["herald webhooks test 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --type message.bounced"],
+  examples: ["npx herald webhooks test 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --type message.bounced"],
   api: true,
   async run(args, io, deps) {
     const { values, positionals: rest } = parseCommandArgs(this, args, { type: { type: "string" } });
@@ -302,7 +305,7 @@ const test: Command = {
         ["status", data.delivery.status],
         ["url", data.delivery.url],
       ]);
-      io.out(`\nFollow it: herald deliveries get ${data.delivery.id}`);
+      io.out(`\nFollow it: npx herald deliveries get ${data.delivery.id}`);
     });
   },
 };
@@ -319,8 +322,8 @@ const recover: Command = {
     JSON_OPTION,
   ],
   examples: [
-    "herald webhooks recover 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --since 6h",
-    "herald webhooks recover 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --since 2026-11-20T08:00:00Z --until 2026-11-20T12:00:00Z",
+    "npx herald webhooks recover 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --since 6h",
+    "npx herald webhooks recover 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --since 2026-11-20T08:00:00Z --until 2026-11-20T12:00:00Z",
   ],
   api: true,
   async run(args, io, deps) {
@@ -343,7 +346,7 @@ const recover: Command = {
       io.out(
         `Queued ${n} ${n === 1 ? "delivery" : "deliveries"} for endpoint ${id} (events from ${readableTime(data.since)} to ${readableTime(data.until)} UTC).`,
       );
-      if (n > 0) io.out(`Watch them: herald deliveries list ${id} --since ${data.since}`);
+      if (n > 0) io.out(`Watch them: npx herald deliveries list ${id} --since ${data.since}`);
     });
   },
 };

@@ -63,7 +63,7 @@ describe("herald deliveries", () => {
     const bad = await cli.run(["deliveries", "list", w.id, "--status", "lost"]);
     expect(bad.code).toBe(2);
     expect(bad.err).toEqual([
-      'herald: --status must be one of pending, succeeded, failed, skipped, cancelled, not "lost"; see herald deliveries list --help',
+      'herald: --status must be one of pending, succeeded, failed, skipped, cancelled, not "lost"; see npx herald deliveries list --help',
     ]);
     const badType = await cli.run(["deliveries", "list", w.id, "--event-type", "nope"]);
     expect(badType.code).toBe(1);
@@ -76,7 +76,7 @@ describe("herald deliveries", () => {
     const page = await cli.run(["deliveries", "list", w.id, "--limit", "2"]);
     expect(page.out.filter((l) => /^[0-9a-f]{8}-/.test(l))).toHaveLength(2);
     expect(page.out.at(-1)).toMatch(
-      new RegExp(`^More: herald deliveries list ${w.id} --cursor \\S+ \\(or --all\\)$`),
+      new RegExp(`^More: npx herald deliveries list ${w.id} --cursor \\S+ \\(or --all\\)$`),
     );
     const all = await cli.run(["deliveries", "list", w.id, "--all", "--limit", "2", "--json"]);
     const walked = all.json<{ data: Delivery[]; next_cursor: null }>();

@@ -85,7 +85,9 @@ describe("herald events", () => {
     }
     const none = await cli.run(["events", "send"]);
     expect(none.code).toBe(2);
-    expect(none.err).toEqual(["herald: herald events send needs <type>; see herald events send --help"]);
+    expect(none.err).toEqual([
+      "herald: npx herald events send needs <type>; see npx herald events send --help",
+    ]);
   });
 
   it("send --idempotency-key returns the first answer on a repeat", async () => {

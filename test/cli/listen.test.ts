@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
 import { signatureHeader } from "../../src/domain/signing.ts";
-import { recordingIo } from "./helpers.ts";
+import { cliHarness, recordingIo } from "./helpers.ts";
 
 const SECRET = `whsec_${btoa("k".repeat(32))}`;
 const OTHER_SECRET = `whsec_${btoa("o".repeat(32))}`;
@@ -77,7 +77,7 @@ describe("herald listen", () => {
     const r = await listen(["--secret", SECRET]);
     expect(r.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
     const text = r.rec.out.join("\n");
-    expect(text).toContain(`herald webhooks create --url ${r.url} --events`);
+    expect(text).toContain(`npx herald webhooks create --url ${r.url} --events`);
     expect(text).toContain("HERALD_ALLOW_HTTP_URLS=true HERALD_ALLOW_PRIVATE_NETWORKS=true npm start");
     expect(text).toContain("Verifying with 1 secret.");
   });
@@ -214,12 +214,14 @@ describe("herald listen", () => {
       ["--secret", "not-a-secret"],
       ["--forward", "ftp://example.com/"],
       ["--reject-invalid"],
+      ["--keep"],
+      ["--events", ","],
       ["--bogus"],
     ]) {
       const rec = recordingIo();
       expect(await runCli(["listen", ...args], rec.io), args.join(" ")).toBe(2);
       expect(rec.err, args.join(" ")).toHaveLength(1);
-      expect(rec.err[0]).toMatch(/^herald: .+; see herald listen --help$/);
+      expect(rec.err[0]).toMatch(/^herald: .+; see npx herald listen --help$/);
     }
   });
 
@@ -232,4 +234,38 @@ describe("herald listen", () => {
       `herald: port ${port} on 127.0.0.1 is in use; pass --port N (0 picks a free one)`,
     ]);
   });
+
+  it("--events explains what Herald must allow when it refuses an http://127.0.0.1 endpoint, and frees the port", async () => {
+    const cli = await cliHarness({ allowHttpUrls: false });
+    const rec = recordingIo(cli.env);
+    const port = String(await freePortForListen());
+    const code = await runCli(["listen", "--port", port, "--events", "message.delivered"], rec.io, {
+      fetch: cli.api.fetch,
+    });
+    expect(code).toBe(1);
+    expect(rec.err.join("\n")).toMatch(/^herald: 422 validation_failed: .*url/);
+    expect(rec.err.join("\n")).toContain(
+      "start Herald with HERALD_ALLOW_HTTP_URLS=true HERALD_ALLOW_PRIVATE_NETWORKS=true",
+    );
+    expect(rec.out.some((l) => l.startsWith("Listening on"))).toBe(false);
+    await expect(fetch(`http://127.0.0.1:${port}/`, { method: "POST", body: "{}" })).rejects.toThrow();
+  });
+
+  it("--events needs HERALD_TOKEN (exit 2, one line)", async () => {
+    const rec = recordingIo({});
+    expect(await runCli(["listen", "--port", "0", "--events", "message.delivered"], rec.io)).toBe(2);
+    expect(rec.err).toHaveLength(1);
+    expect(rec.err[0]).toMatch(/^herald: HERALD_TOKEN is not set/);
+  });
 });
+
+/** A port nothing listens on (the listener is closed again at once). */
+function freePortForListen(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}

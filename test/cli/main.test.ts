@@ -25,7 +25,7 @@ describe("herald --help", () => {
     const { code, stdout, err } = await run(["--help"]);
     expect(code).toBe(0);
     expect(err).toEqual([]);
-    expect(stdout).toMatch(/^Usage: herald <command> \[options\]/);
+    expect(stdout).toMatch(/^Usage: npx herald <command> \[options\]/);
     const lines = stdout.split("\n");
     for (const c of COMMANDS) {
       const row = lines.find((l) => l.startsWith(`  ${c.name} `));
@@ -47,14 +47,16 @@ describe("herald --help", () => {
         const { code, stdout, err } = await run([...name.split(" "), flag]);
         expect(code).toBe(0);
         expect(err).toEqual([]);
-        expect(stdout).toMatch(new RegExp(`^Usage: herald ${name}`));
+        expect(stdout).toMatch(new RegExp(`^Usage: npx herald ${name}`));
         expect(stdout).toContain("\nOptions:\n");
         expect(stdout).toMatch(/-h, --help +Show this help/);
-        expect(stdout).toMatch(new RegExp(`\\nExamples?:\\n  herald ${name}`));
+        expect(stdout).toMatch(new RegExp(`\\nExamples?:\\n  npx herald ${name}`));
       }
       // --help wins over missing arguments and bad options.
       expect((await run([...name.split(" "), "--bogus", "--help"])).code).toBe(0);
-      expect((await run(["help", ...name.split(" ")])).stdout).toMatch(new RegExp(`^Usage: herald ${name}`));
+      expect((await run(["help", ...name.split(" ")])).stdout).toMatch(
+        new RegExp(`^Usage: npx herald ${name}`),
+      );
     },
   );
 
@@ -86,7 +88,7 @@ describe("herald usage and connection errors", () => {
       expect(err[0]).toMatch(/^herald: .*--help/);
     }
     expect((await run(["webhooks", "get"])).err).toEqual([
-      "herald: herald webhooks get needs <webhook-id>; see herald webhooks get --help",
+      "herald: npx herald webhooks get needs <webhook-id>; see npx herald webhooks get --help",
     ]);
     expect((await run(["webhooks", "list", "--bogus"], { HERALD_TOKEN: "hrld_x" })).err[0]).toContain(
       "--bogus",
@@ -98,7 +100,7 @@ describe("herald usage and connection errors", () => {
     expect(code).toBe(2);
     expect(out).toEqual([]);
     expect(err).toEqual([
-      "herald: HERALD_TOKEN is not set: create a token with `herald tokens create` and export HERALD_TOKEN=hrld_...",
+      "herald: HERALD_TOKEN is not set: create a token with `npx herald tokens create` and export HERALD_TOKEN=hrld_...",
     ]);
   });
 
@@ -178,7 +180,7 @@ describe("the herald binary (real process)", () => {
   it("node bin/herald.mjs --help prints the help, exit 0", async () => {
     const p = spawnHerald(["--help"]);
     expect(await p.exited).toBe(0);
-    expect(p.stdout()).toMatch(/^Usage: herald <command>/);
+    expect(p.stdout()).toMatch(/^Usage: npx herald <command>/);
     expect(p.stdout()).toContain("webhooks recover");
     expect(p.stderr()).toBe("");
   });
@@ -188,7 +190,7 @@ describe("the herald binary (real process)", () => {
     expect(await p.exited).toBe(2);
     expect(p.stdout()).toBe("");
     expect(p.stderr()).toBe(
-      "herald: HERALD_TOKEN is not set: create a token with `herald tokens create` and export HERALD_TOKEN=hrld_...\n",
+      "herald: HERALD_TOKEN is not set: create a token with `npx herald tokens create` and export HERALD_TOKEN=hrld_...\n",
     );
   });
 

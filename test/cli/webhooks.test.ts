@@ -61,7 +61,9 @@ describe("herald webhooks", () => {
     const cli = await cliHarness();
     const run = await cli.run(["webhooks", "create", "--url", receiverUrl()]);
     expect(run.code).toBe(2);
-    expect(run.err).toEqual(["herald: --url and --events are required; see herald webhooks create --help"]);
+    expect(run.err).toEqual([
+      "herald: --url and --events are required; see npx herald webhooks create --help",
+    ]);
     expect(run.out).toEqual([]);
   });
 
@@ -127,8 +129,8 @@ describe("herald webhooks", () => {
     const first = await cli.run(["webhooks", "list", "--limit", "2"]);
     expect(first.out.filter((l) => /^[0-9a-f]{8}-/.test(l))).toHaveLength(2);
     const hint = first.out.at(-1)!;
-    expect(hint).toMatch(/^More: herald webhooks list --cursor \S+ \(or --all\)$/);
-    const cursor = hint.split(" ")[5]!;
+    expect(hint).toMatch(/^More: npx herald webhooks list --cursor \S+ \(or --all\)$/);
+    const cursor = hint.split(" ")[6]!;
     const second = await cli.run(["webhooks", "list", "--cursor", cursor, "--limit", "2", "--json"]);
     expect(second.json<{ data: Webhook[] }>().data.map((w) => w.id)).toEqual([ids[0]]);
     const all = await cli.run(["webhooks", "list", "--all", "--limit", "1", "--json"]);
@@ -246,7 +248,7 @@ describe("herald webhooks", () => {
     expect(run.stdout).toContain(`Sent a test message.bounced event to endpoint ${w.id}.`);
     expect(run.stdout).toMatch(new RegExp(`^event +${delivery!.event_id}$`, "m"));
     expect(run.stdout).toMatch(new RegExp(`^delivery +${delivery!.id}$`, "m"));
-    expect(run.stdout).toContain(`herald deliveries get ${delivery!.id}`);
+    expect(run.stdout).toContain(`npx herald deliveries get ${delivery!.id}`);
 
     const json = await cli.run(["webhooks", "test", w.id, "--json"]);
     const answer = json.json<{ event: { id: string; type: string }; delivery: { id: string } }>();
@@ -303,7 +305,7 @@ describe("herald webhooks", () => {
     expect(long.err[0]).toContain("body.since: the window from since to until must be at most 14 days");
     const missing = await cli.run(["webhooks", "recover", w.id]);
     expect(missing.code).toBe(2);
-    expect(missing.err).toEqual(["herald: --since is required; see herald webhooks recover --help"]);
+    expect(missing.err).toEqual(["herald: --since is required; see npx herald webhooks recover --help"]);
     const junk = await cli.run(["webhooks", "recover", w.id, "--since", "last tuesday"]);
     expect(junk.code).toBe(2);
   });

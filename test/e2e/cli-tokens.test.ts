@@ -257,10 +257,10 @@ describe("herald --help", () => {
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toBe("");
     }
-    expect(top!.stdout).toMatch(/^Usage: herald <command>/);
+    expect(top!.stdout).toMatch(/^Usage: npx herald <command>/);
     expect(top!.stdout).toContain("tokens");
     for (const r of [tokens!, sub!]) {
-      expect(r.stdout).toMatch(/^Usage: herald tokens/);
+      expect(r.stdout).toMatch(/^Usage: npx herald tokens/);
       for (const word of ["create", "list", "revoke", "--tenant", "--project", "--name", "--json"]) {
         expect(r.stdout).toContain(word);
       }
@@ -286,7 +286,7 @@ describe("bin/herald.mjs (the package's bin) under node", () => {
         heraldBin(["tokens", "create", "--json"], env, elsewhere),
       ]);
       expect(help!.code, help!.stderr).toBe(0);
-      expect(help!.stdout).toMatch(/^Usage: herald <command>/);
+      expect(help!.stdout).toMatch(/^Usage: npx herald <command>/);
       const issued = parseCreated(created!);
       expect(created!.stderr).toBe("");
       expect(issued.token).toMatch(TOKEN);
