@@ -291,7 +291,7 @@ export const listenCommand: Command = {
   options: [
     ["--events TYPES", "Register an endpoint for these types pointing here (comma-separated, repeatable)"],
     ["--keep", "With --events: keep the endpoint when listen stops (the next listen on the port reuses it)"],
-    ["--port N", `Port on 127.0.0.1 (default ${DEFAULT_PORT}; 0 picks a free one)`],
+    ["--port N", `Port on 127.0.0.1 (default HERALD_LISTEN_PORT or ${DEFAULT_PORT}; 0 picks a free one)`],
     ["--secret whsec_...", "Also verify with this secret (repeatable; default: HERALD_WEBHOOK_SECRET)"],
     ["--forward URL", "Also POST each delivery to this URL (raw body, original headers)"],
     ["--reject-invalid", "Answer 400 with the reason when verification fails (Herald then retries)"],
@@ -314,7 +314,8 @@ export const listenCommand: Command = {
       tolerance: { type: "string" },
     });
     positionals(this, rest, []);
-    const port = values.port === undefined ? DEFAULT_PORT : integer(this, "--port", values.port, 0, 65_535);
+    const portText = values.port ?? io.env.HERALD_LISTEN_PORT?.trim();
+    const port = portText ? integer(this, "--port", portText, 0, 65_535) : DEFAULT_PORT;
     const events = splitList(values.events);
     if (values.events !== undefined && !events?.length) throw usageError(this, "--events needs event types");
     if (values.keep && !events) throw usageError(this, "--keep goes with --events");

@@ -1,0 +1,322 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { MongoClient } from "mongodb";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { freePort } from "../support/herald-process.ts";
+import { uniqueDbName } from "../support/mongo.ts";
+import { type ReadmeCommand, readmeCommands, withoutComment } from "./readme-commands.ts";
+import { type Ran, Shell } from "./shell.ts";
+
+// Every command of the README's ```sh blocks, run exactly as written, top to bottom, in one bash
+// session (a terminal), against real Herald processes on loopback. The rules, kept minimal:
+//
+// - The session starts in the repository with MONGODB_URI (the test run's database, under a database
+//   name of its own), HOST=127.0.0.1, PORT and HERALD_URL on a free port, HERALD_LISTEN_PORT on another,
+//   HERALD_DATA_DIR and TMPDIR in a temporary directory, FERRETDB_BACKEND=sqlite (CI tests the
+//   PostgreSQL path of scripts/ferretdb.sh), and NODE_OPTIONS preloading no-egress.mjs, which makes every
+//   host name but localhost fail to resolve: nothing is sent off the machine (a delivery to
+//   hooks.example.com fails with ENOTFOUND, like an unreachable receiver).
+// - `localhost:8080` in a command becomes `localhost:$PORT` (8080 may be taken on a shared machine).
+// - A command that holds its terminal (`npm start`, `npx herald listen`) runs as a background job; the
+//   harness waits until Herald answers /readyz, or until listen prints its secret. A new `npm start`
+//   first stops the running one with SIGTERM to the npm process, which must end Herald with exit 0. At
+//   the end, listen gets Ctrl-C (SIGINT to its process group) and must delete its endpoint; Herald gets
+//   SIGTERM; and `scripts/ferretdb.sh stop` (shown in the README's prose) stops FerretDB.
+// - Placeholders are filled from what earlier commands printed or created:
+//     hrld_..., <tenant_id>, <project_id>  token, tenant_id, project_id of the last `tokens create --json`
+//     <webhook_id>, <webhook-id>, <id>      the newest endpoint the session's token ($HERALD_TOKEN or
+//                                           $TOKEN) sees
+//     <delivery_id>, <delivery-id>          that endpoint's newest delivery that is no longer pending
+//   Any other <placeholder> outside a comment fails the test.
+// - A command passes when it exits 0 and, if it printed JSON, that is not an error document (curl -s
+//   exits 0 on a 4xx). While listen runs, an event published with `events send` must show up in its
+//   output, verified.
+// - Commands this test does not run are listed in NOT_RUN_HERE with where they are run instead; an entry
+//   the README no longer has fails the test, and so does a README command that was neither run nor listed.
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const README = readFileSync(join(ROOT, "README.md"), "utf8");
+
+/** Commands run elsewhere, and where. Matched against the command without its trailing comment. */
+const NOT_RUN_HERE: Record<string, string> = {
+  "npm test": "the suite cannot run itself inside itself; .ci/run runs it",
+  "npm run typecheck": ".ci/run runs it",
+  "npm run lint": ".ci/run runs it",
+  "npm run openapi":
+    "it rewrites committed files while other tests read them; test/api checks they equal what it generates",
+  "npm run bench":
+    "minutes of load on a shared machine; bench/ is run by hand and its figures are in the README",
+};
+
+const uri = inject("mongoUri");
+const db = uniqueDbName("herald_readme");
+const scratch = mkdtempSync(join(tmpdir(), "herald-readme-"));
+
+const isServer = (c: string) => /(^|\s)npm (start|run start:\w+)$/.test(c);
+const isListen = (c: string) => /(^|\s)npx herald listen(\s|$)/.test(c);
+
+interface Job {
+  pid: number;
+  command: string;
+  log: string;
+}
+
+const session = {
+  shell: null as Shell | null,
+  server: null as Job | null,
+  listens: [] as Job[],
+  ferretdb: false,
+};
+
+afterAll(async () => {
+  session.shell?.close();
+  for (const job of [...session.listens, session.server]) {
+    if (!job) continue;
+    try {
+      process.kill(-job.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  rmSync(scratch, { recursive: true, force: true });
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 3_000 });
+  try {
+    await client.db(db).dropDatabase();
+  } finally {
+    await client.close();
+  }
+});
+
+function logOf(job: Job): string {
+  try {
+    return readFileSync(job.log, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+async function until<T>(what: string, probe: () => Promise<T | null>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("README", () => {
+  it("every command it shows runs as written, against a real Herald on loopback", async () => {
+    const commands = readmeCommands(README);
+    expect(commands.length).toBeGreaterThan(20);
+    const stale = Object.keys(NOT_RUN_HERE).filter(
+      (k) => !commands.some((c) => withoutComment(c.text) === k),
+    );
+    expect(stale, "NOT_RUN_HERE lists commands the README no longer shows").toEqual([]);
+
+    const port = await freePort();
+    const listenPort = await freePort();
+    const baseUrl = `http://localhost:${port}`;
+    const shell = new Shell(ROOT, {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      LANG: "C.UTF-8",
+      MONGODB_URI: uri,
+      MONGODB_DB: db,
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      HERALD_URL: baseUrl,
+      HERALD_LISTEN_PORT: String(listenPort),
+      HERALD_DATA_DIR: join(scratch, "data"),
+      TMPDIR: scratch,
+      FERRETDB_BACKEND: "sqlite",
+      NODE_OPTIONS: `--import ${join(import.meta.dirname, "no-egress.mjs")}`,
+      npm_config_update_notifier: "false",
+    });
+    session.shell = shell;
+
+    let lastJson: Record<string, unknown> = {};
+    const ran: string[] = [];
+    const notRun: string[] = [];
+
+    const token = async () => (await shell.variable("HERALD_TOKEN")) || (await shell.variable("TOKEN"));
+    const api = async (path: string) => {
+      const res = await fetch(`${baseUrl}/api/v1${path}`, {
+        headers: { Authorization: `Bearer ${await token()}` },
+      });
+      expect(res.status, `GET ${path}`).toBe(200);
+      return (await res.json()) as { data: { id: string; status?: string }[] };
+    };
+    const newestWebhook = async () => {
+      const { data } = await api("/webhooks?limit=1");
+      expect(data, "a placeholder needs an endpoint created by an earlier command").toHaveLength(1);
+      return data[0]!.id;
+    };
+    const fill: Record<string, () => Promise<string>> = {
+      "hrld_...": async () => String(lastJson.token ?? ""),
+      "<tenant_id>": async () => String(lastJson.tenant_id ?? ""),
+      "<project_id>": async () => String(lastJson.project_id ?? ""),
+      "<webhook_id>": newestWebhook,
+      "<webhook-id>": newestWebhook,
+      "<id>": newestWebhook,
+      "<delivery_id>": async () => {
+        const webhook = await newestWebhook();
+        return until(
+          "a delivery that is no longer pending",
+          async () =>
+            (await api(`/webhooks/${webhook}/deliveries`)).data.find((d) => d.status !== "pending")?.id ??
+            null,
+          60_000,
+        );
+      },
+    };
+    fill["<delivery-id>"] = fill["<delivery_id>"]!;
+
+    const startServer = async (command: string, c: ReadmeCommand) => {
+      if (session.server) await stopServer();
+      const job = { pid: 0, command, log: join(scratch, `server-${c.line}.log`) };
+      job.pid = await shell.background(command, job.log);
+      session.server = job;
+      await until(
+        `Herald started by "${command}" answers /readyz`,
+        async () => {
+          const r = await fetch(`${baseUrl}/readyz`).catch(() => null);
+          if (r?.ok) return true;
+          try {
+            process.kill(job.pid, 0);
+          } catch {
+            throw new Error(`"${command}" exited:\n${logOf(job)}`);
+          }
+          return null;
+        },
+        120_000,
+      );
+    };
+    const stopServer = async () => {
+      const job = session.server!;
+      session.server = null;
+      process.kill(job.pid, "SIGTERM"); // to npm itself, as a supervisor would
+      expect(await shell.wait(job.pid, 60_000), `SIGTERM to "${job.command}":\n${logOf(job)}`).toBe(0);
+      expect(logOf(job)).toMatch(/"msg":"stopped"/);
+      await until(
+        "the port is free once npm start has exited",
+        async () => ((await fetch(`${baseUrl}/healthz`).catch(() => null)) === null ? true : null),
+        10_000,
+      );
+    };
+    const startListen = async (command: string, c: ReadmeCommand) => {
+      const job = { pid: 0, command, log: join(scratch, `listen-${c.line}.log`) };
+      job.pid = await shell.background(command, job.log);
+      session.listens.push(job);
+      await until(
+        `"${command}" prints its endpoint's secret`,
+        async () => {
+          if (/^Signing secret .*whsec_/m.test(logOf(job))) return true;
+          if (/^herald: /m.test(logOf(job))) throw new Error(`"${command}" failed:\n${logOf(job)}`);
+          return null;
+        },
+        60_000,
+      );
+      expect(logOf(job)).toMatch(/^Created endpoint [0-9a-f-]{36} → http:\/\/127\.0\.0\.1:\d+\//m);
+    };
+    const stopListens = async () => {
+      for (const job of session.listens.splice(0)) {
+        process.kill(-job.pid, "SIGINT"); // Ctrl-C in its terminal
+        const code = await shell.wait(job.pid, 30_000);
+        expect(logOf(job)).toMatch(/^Deleted endpoint [0-9a-f-]{36}\.\nStopped\.$/m);
+        // npx (npm) itself ends with 128 + SIGINT after a Ctrl-C, whatever its child returned, as most
+        // programs do in a terminal; what listen did is checked in its output above.
+        expect([0, 130], logOf(job)).toContain(code);
+      }
+    };
+
+    for (const c of commands) {
+      const bare = withoutComment(c.text);
+      if (NOT_RUN_HERE[bare]) {
+        notRun.push(c.text);
+        continue;
+      }
+      let command = c.text.replaceAll("localhost:8080", `localhost:${port}`);
+      for (const placeholder of new Set(withoutComment(command).match(/<[a-z_-]+>|hrld_\.\.\./g) ?? [])) {
+        const value = fill[placeholder];
+        expect(value, `README line ${c.line}: no rule fills ${placeholder}`).toBeDefined();
+        const filled = await value!();
+        expect(filled, `README line ${c.line}: nothing to fill ${placeholder} with`).not.toBe("");
+        command = command.replaceAll(placeholder, filled);
+      }
+      const where = `README line ${c.line} (${c.section}): ${c.text}`;
+      if (isServer(withoutComment(command))) {
+        await startServer(withoutComment(command), c);
+      } else if (isListen(withoutComment(command))) {
+        await startListen(withoutComment(command), c);
+      } else {
+        const r: Ran = await shell.run(command, 180_000);
+        expect(r.code, `${where}\n${r.stdout}\n${r.stderr}`).toBe(0);
+        const json = parseJson(r.stdout);
+        if (json) {
+          expect(
+            typeof json.status === "number" && json.status >= 400 && typeof json.code === "string",
+            `${where} answered an error:\n${r.stdout}`,
+          ).toBe(false);
+          lastJson = json;
+        }
+        if (/(^|\s)eval "\$\(scripts\/ferretdb\.sh start\)"/.test(command)) session.ferretdb = true;
+        const published = /^Published \S+ (evt_\w+) /m.exec(r.stdout)?.[1];
+        for (const job of published ? session.listens : []) {
+          const line = await until(
+            `listen prints event ${published}`,
+            async () =>
+              logOf(job)
+                .split("\n")
+                .find((l) => l.includes(published!)) ?? null,
+            60_000,
+          );
+          expect(line).toMatch(/✔ verified +message\.\w+ +evt_/);
+        }
+      }
+      ran.push(c.text);
+    }
+
+    // Nothing left the machine: no delivery to an endpoint outside it got an answer.
+    let outward = 0;
+    for (const t of new Set([await shell.variable("TOKEN"), await shell.variable("HERALD_TOKEN")])) {
+      if (!t) continue;
+      const get = async (path: string) =>
+        (await (
+          await fetch(`${baseUrl}/api/v1${path}`, { headers: { Authorization: `Bearer ${t}` } })
+        ).json()) as { data: { id: string; url: string; status: string; response_status: number | null }[] };
+      for (const w of (await get("/webhooks?limit=100")).data.filter((w) => !w.url.includes("127.0.0.1"))) {
+        for (const d of (await get(`/webhooks/${w.id}/deliveries?limit=100`)).data) {
+          outward++;
+          expect(d.status, `a delivery to ${w.url}`).not.toBe("succeeded");
+          expect(d.response_status, `a delivery to ${w.url} got an answer`).toBeNull();
+        }
+      }
+    }
+    expect(outward).toBeGreaterThan(0);
+
+    await stopListens();
+    if (session.server) await stopServer();
+    if (session.ferretdb) {
+      const r = await shell.run("scripts/ferretdb.sh stop", 60_000);
+      expect(r.code, r.stderr).toBe(0);
+      expect((await shell.run("scripts/ferretdb.sh status", 10_000)).stdout).toMatch(/^not running/);
+    }
+    shell.close();
+
+    expect([...ran, ...notRun].sort()).toEqual(commands.map((c) => c.text).sort());
+    expect(ran.length).toBe(commands.length - notRun.length);
+  }, 900_000);
+});
+
+function parseJson(text: string): Record<string, unknown> | null {
+  const t = text.trim();
+  if (!t.startsWith("{")) return null;
+  try {
+    const v = JSON.parse(t) as unknown;
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
