@@ -1,8 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { MongoClient } from "mongodb";
 import { afterAll, describe, expect, inject, it } from "vitest";
+import { run } from "../support/herald-cli.ts";
 import { freePort } from "../support/herald-process.ts";
 import { uniqueDbName } from "../support/mongo.ts";
 import { type ReadmeCommand, readmeCommands, withoutComment } from "./readme-commands.ts";
@@ -79,6 +80,9 @@ afterAll(async () => {
       // already gone
     }
   }
+  // A run that failed half-way may have left scripts/ferretdb.sh's FerretDB running: stop it.
+  const state = join(scratch, `herald-ferretdb-${process.getuid?.() ?? 0}`);
+  if (existsSync(state)) await run(join(ROOT, "scripts/ferretdb.sh"), ["stop", state], { timeoutMs: 30_000 });
   rmSync(scratch, { recursive: true, force: true });
   const client = new MongoClient(uri, { serverSelectionTimeoutMS: 3_000 });
   try {
