@@ -69,7 +69,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     ids: systemIds,
     cipher,
     signal: { notify: () => dispatcher?.wake() },
-    policy: { allowHttpUrls: config.allowHttpUrls },
+    policy: { allowHttpUrls: config.allowHttpUrls, allowPrivateNetworks: config.allowPrivateNetworks },
   };
   const events = eventUseCases(deps);
   const prometheus = createPrometheusMetrics(async () => {

@@ -29,6 +29,8 @@ export interface ApiHarnessOptions {
   /** Replaces parts of the HTTP deps (a failing use case, ping, metrics). */
   override?: (deps: HttpDeps) => Partial<HttpDeps>;
   allowHttpUrls?: boolean;
+  /** HERALD_ALLOW_PRIVATE_NETWORKS: endpoint URLs may name loopback and private IP literals. */
+  allowPrivateNetworks?: boolean;
 }
 
 /** A dispatch signal that counts its notifications. */
@@ -83,7 +85,10 @@ export async function makeApiHarness(options: ApiHarnessOptions = {}): Promise<A
     ids: systemIds,
     cipher: await createAesGcmCipher(crypto.getRandomValues(new Uint8Array(32))),
     signal,
-    policy: { allowHttpUrls: options.allowHttpUrls ?? false },
+    policy: {
+      allowHttpUrls: options.allowHttpUrls ?? false,
+      allowPrivateNetworks: options.allowPrivateNetworks ?? false,
+    },
   };
   const tokens = tokenUseCases({ tokens: tokenRepos.tokens, clock, ids: systemIds });
   const logLines: string[] = [];
