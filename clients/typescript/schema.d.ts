@@ -364,7 +364,7 @@ export interface components {
              * @description Stable machine-readable code.
              * @enum {string}
              */
-            code: "invalid_json" | "unauthorized" | "not_found" | "conflict" | "endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal" | "unavailable";
+            code: "invalid_json" | "unauthorized" | "not_found" | "method_not_allowed" | "conflict" | "endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal" | "unavailable";
             /** @description The request's X-Request-Id. */
             request_id: string;
         };

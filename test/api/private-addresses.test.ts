@@ -31,7 +31,7 @@ describe("endpoint URLs with a non-public IP literal", () => {
       expect(created.response.status, url).toBe(422);
       expect(created.error).toMatchObject({
         code: "validation_failed",
-        errors: [{ path: "body.url", message: expect.stringMatching(/^must not point at a .+ address/) }],
+        errors: [{ path: "body.url", message: expect.stringMatching(/^url must not point at a .+ address/) }],
       });
       const patched = await api.PATCH("/api/v1/webhooks/{id}", {
         params: { path: { id: w.id } },

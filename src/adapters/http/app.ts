@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { AppEnv, HttpApp, HttpDeps } from "./env.ts";
+import { allowedMethodsOf } from "./method-not-allowed.ts";
 import { accessLog } from "./middleware/access-log.ts";
 import { bearerAuth } from "./middleware/auth.ts";
 import { requestId } from "./middleware/request-id.ts";
@@ -79,7 +80,19 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   });
   app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "Herald API reference" }));
 
-  app.notFound((c) => respondProblem(c, { code: "not_found", detail: "No resource exists at this path." }));
+  let allowedMethods: ((path: string) => string[]) | undefined;
+  app.notFound((c) => {
+    allowedMethods ??= allowedMethodsOf(app.routes);
+    const allow = allowedMethods(c.req.path);
+    if (allow.length > 0) {
+      return respondProblem(c, {
+        code: "method_not_allowed",
+        detail: `${c.req.method} is not allowed here; this path takes ${allow.join(", ")}.`,
+        headers: { Allow: allow.join(", ") },
+      });
+    }
+    return respondProblem(c, { code: "not_found", detail: "No resource exists at this path." });
+  });
   app.onError((error, c) => {
     const known = problemFromError(error);
     if (known) {

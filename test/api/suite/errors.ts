@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { HeraldApiError, unwrap } from "../../../clients/typescript/client.ts";
 import {
   DELIVERED,
   expectInvalid,
@@ -172,22 +171,180 @@ export function errorCases(s: Suite): void {
       expectProblem(await send("GET", "/api/v1/nothing-here", { token }), 404, "not_found");
       expectProblem(await send("GET", "/api/v1/nothing-here"), 401, "unauthorized");
       expectProblem(await send("GET", "/nothing-here"), 404, "not_found");
-      expectProblem(await send("PUT", "/api/v1/webhooks", { token, json: {} }), 404, "not_found");
       expectProblem(await send("GET", "/api/v2/webhooks", { token }), 404, "not_found");
     });
 
-    it("unwrap() throws a typed HeraldApiError", async () => {
-      const { api } = await newProject();
-      const err = await unwrap(
-        api.GET("/api/v1/webhooks/{id}", { params: { path: { id: crypto.randomUUID() } } }),
-      ).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(HeraldApiError);
-      expect(err).toMatchObject({ status: 404, code: "not_found", title: "Not Found", errors: [] });
-      const invalid = await unwrap(api.GET("/api/v1/webhooks", { params: { query: { limit: 0 } } })).catch(
-        (e: unknown) => e as HeraldApiError,
+    it("a known path with a method it does not take answers 405 with Allow", async () => {
+      const { token, api } = await newProject();
+      const w = await createWebhook(api);
+      const id = w.id;
+      const cases: [string, string, string][] = [
+        ["PUT", "/api/v1/webhooks", "GET, HEAD, POST"],
+        ["DELETE", "/api/v1/webhooks", "GET, HEAD, POST"],
+        ["POST", `/api/v1/webhooks/${id}`, "DELETE, GET, HEAD, PATCH"],
+        ["GET", `/api/v1/webhooks/${id}/rotate`, "POST"],
+        ["DELETE", `/api/v1/webhooks/${id}/deliveries`, "GET, HEAD"],
+        ["PATCH", `/api/v1/webhooks/deliveries/${crypto.randomUUID()}`, "GET, HEAD"],
+        ["GET", "/api/v1/events", "POST"],
+        ["DELETE", `/api/v1/events/evt_${"0".repeat(32)}`, "GET, HEAD"],
+        ["POST", "/healthz", "GET, HEAD"],
+        ["DELETE", "/openapi.json", "GET, HEAD"],
+      ];
+      for (const [method, path, allow] of cases) {
+        const res = await send(method, path, { token, json: method === "GET" ? undefined : {} });
+        const body = expectProblem(res, 405, "method_not_allowed");
+        expect(res.response.headers.get("allow"), `${method} ${path}`).toBe(allow);
+        expect(body.detail).toContain(method);
+      }
+      // Authentication still comes first under /api/v1.
+      expectProblem(await send("PUT", "/api/v1/webhooks"), 401, "unauthorized");
+    });
+
+    it("unknown body fields are refused by name on every operation that takes a body", async () => {
+      const { token, api } = await newProject();
+      const w = await createWebhook(api);
+      const cases: [string, string, unknown, string[]][] = [
+        ["POST", "/api/v1/webhooks", { url: receiverUrl(), evnets: [SENT], events: [SENT] }, ["body.evnets"]],
+        ["PATCH", `/api/v1/webhooks/${w.id}`, { enabled: true, enabeld: false }, ["body.enabeld"]],
+        ["POST", `/api/v1/webhooks/${w.id}/rotate`, { grace_period: 60 }, ["body.grace_period"]],
+        ["POST", `/api/v1/webhooks/${w.id}/test`, { typ: SENT }, ["body.typ"]],
+        [
+          "POST",
+          `/api/v1/webhooks/${w.id}/recover`,
+          { since: new Date().toISOString(), untill: "x" },
+          ["body.untill"],
+        ],
+        [
+          "POST",
+          "/api/v1/events",
+          { type: DELIVERED, data: messageData(), resource: "x" },
+          ["body.resource"],
+        ],
+        [
+          "POST",
+          "/api/v1/events",
+          { type: DELIVERED, data: { ...messageData(), mesage_id: "x" } },
+          ["body.data.mesage_id"],
+        ],
+      ];
+      for (const [method, path, json, paths] of cases) {
+        const issues = expectInvalid(await send(method, path, { token, json }), paths);
+        for (const i of issues) expect(i.message).toMatch(/ is not a field of this request$/);
+      }
+    });
+
+    it("validation messages are Herald's, naming the field, never the schema library's", async () => {
+      const { token, api } = await newProject();
+      const w = await createWebhook(api);
+      const messages = async (res: Promise<{ response: Response; error: unknown }>) =>
+        ((await res).error as { errors: { path: string; message: string }[] }).errors;
+      expect(await messages(send("GET", "/api/v1/webhooks?limit=abc", { token }))).toEqual([
+        { path: "query.limit", message: "limit must be an integer from 1 to 100" },
+      ]);
+      expect(await messages(send("GET", "/api/v1/webhooks?limit=0", { token }))).toEqual([
+        { path: "query.limit", message: "limit must be an integer from 1 to 100" },
+      ]);
+      expect(await messages(send("POST", "/api/v1/webhooks", { token, json: { events: [SENT] } }))).toEqual([
+        { path: "body.url", message: "url is required" },
+      ]);
+      expect(await messages(send("POST", "/api/v1/webhooks", { token, json: [] }))).toEqual([
+        { path: "body", message: "the request body must be a JSON object" },
+      ]);
+      expect(
+        await messages(
+          send("POST", `/api/v1/webhooks/${w.id}/rotate`, { token, json: { grace_period_seconds: -1 } }),
+        ),
+      ).toEqual([
+        {
+          path: "body.grace_period_seconds",
+          message: "grace_period_seconds must be an integer from 0 to 604800",
+        },
+      ]);
+      const everything = [
+        await send("POST", "/api/v1/webhooks", { token, json: { url: 1, events: "x", description: [] } }),
+        await send("PATCH", `/api/v1/webhooks/${w.id}`, { token, json: { enabled: "no", url: null } }),
+        await send("POST", "/api/v1/events", {
+          token,
+          json: { type: 3, data: "x", occurred_at: "yesterday" },
+        }),
+        await send("POST", "/api/v1/events", {
+          token,
+          json: {
+            type: DELIVERED,
+            data: { ...messageData(), message_id: "m-1", channel: "fax", recipient: 7 },
+          },
+        }),
+        await send("GET", `/api/v1/webhooks/${w.id}/deliveries?status=x&since=never&event_id=1`, { token }),
+        await send("POST", `/api/v1/webhooks/${w.id}/recover`, { token, json: { since: 5 } }),
+        await send("POST", "/api/v1/events", { token, headers: { "Idempotency-Key": "é" }, json: {} }),
+      ];
+      for (const res of everything) {
+        const issues = expectProblem(res, 422, "validation_failed").errors ?? [];
+        expect(issues.length).toBeGreaterThan(0);
+        for (const i of issues) {
+          const field = i.path.split(".").slice(1).join(".");
+          expect(i.message.startsWith(`${field} `), `${i.path}: ${i.message}`).toBe(true);
+          expect(i.message).not.toMatch(
+            /Invalid input|expected \w+, received|Too (small|big)|Unrecognized key/i,
+          );
+        }
+      }
+    });
+
+    it("free-form metadata is limited in depth, size and string length (422 with the path, never a 500)", async () => {
+      const { token } = await newProject();
+      const headers = { "Content-Type": "application/json" };
+      // Bodies as text: a 5,000-level value is deeper than JSON.stringify itself can go.
+      const raw = (dataJson: string) =>
+        send("POST", "/api/v1/events", {
+          token,
+          headers,
+          body: `{"type":"${DELIVERED}","data":${dataJson}}`,
+        });
+      const withMetadata = (metadataJson: string) => {
+        const data = JSON.stringify({ ...messageData(), metadata: null });
+        return raw(data.replace('"metadata":null', `"metadata":${metadataJson}`));
+      };
+      const deepObject = `${'{"a":'.repeat(5_000)}{}${"}".repeat(5_000)}`;
+      const deepArray = `${"[".repeat(5_000)}${"]".repeat(5_000)}`;
+      expect(deepObject.length).toBeGreaterThan(25_000);
+      const [issue] = expectInvalid(await withMetadata(deepObject), [`body.data.metadata${".a".repeat(10)}`]);
+      expect(issue!.message).toContain("at most 10 levels");
+      let ten: Record<string, unknown> = { leaf: "ok" };
+      for (let i = 0; i < 9; i++) ten = { a: ten };
+      expect((await withMetadata(JSON.stringify(ten))).response.status).toBe(202);
+      const wide = Object.fromEntries(Array.from({ length: 501 }, (_, i) => [`k${i}`, i]));
+      expect(
+        expectInvalid(await withMetadata(JSON.stringify(wide)), ["body.data.metadata"])[0]!.message,
+      ).toContain("at most 500");
+      const long = JSON.stringify({ s: "x".repeat(8193) });
+      expect(expectInvalid(await withMetadata(long), ["body.data.metadata.s"])[0]!.message).toContain(
+        "8192 characters",
       );
-      expect(invalid).toMatchObject({ status: 422, code: "validation_failed" });
-      expect((invalid as HeraldApiError).errors.map((e) => e.path)).toEqual(["query.limit"]);
+      const longKey = JSON.stringify({ list: [1, { [`${"k".repeat(257)}`]: 1 }] });
+      expect(expectInvalid(await withMetadata(longKey), ["body.data.metadata.list.1"])[0]!.message).toContain(
+        "256 characters",
+      );
+      // A deep value anywhere else is refused without a 500 as well.
+      for (const res of [
+        await withMetadata(`{"a":${deepArray}}`),
+        await raw(deepArray),
+        await raw(deepObject),
+        await raw(
+          JSON.stringify({ ...messageData(), reason: null }).replace(
+            '"reason":null',
+            `"reason":${deepArray}`,
+          ),
+        ),
+      ]) {
+        expect(res.response.status, res.text.slice(0, 200)).toBe(422);
+      }
+      const webhook = await send("POST", "/api/v1/webhooks", {
+        token,
+        headers,
+        body: `{"url":"${receiverUrl()}","events":["${SENT}"],"description":${deepArray}}`,
+      });
+      expectInvalid(webhook, ["body.description"]);
     });
   });
 }

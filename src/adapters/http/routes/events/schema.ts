@@ -3,7 +3,7 @@ import { EVENT_ID_PATTERN } from "../../../../domain/envelope.ts";
 import { EventTypeSchema, timestamp } from "../shared.ts";
 
 export const PublishEventSchema = z
-  .object({
+  .strictObject({
     type: EventTypeSchema,
     data: z.record(z.string(), z.unknown()).openapi({
       description:
