@@ -92,6 +92,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     ping: () => repos.ping(),
     metrics: render,
     logger,
+    rateLimit: config.rateLimit ? { limit: config.rateLimit, clock: systemClock } : null,
     version: VERSION,
   });
 

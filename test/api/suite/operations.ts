@@ -47,6 +47,33 @@ export function operationCases(s: Suite): void {
       expect(docs.text).toContain("/openapi.json");
     });
 
+    it("GET /docs works offline: every URL it references is same-origin, and its pinned script is served", async () => {
+      const docs = await send("GET", "/docs");
+      expect(docs.response.status).toBe(200);
+      const html = docs.text;
+      // Every src/href attribute, url(...) and @import, and any absolute or protocol-relative URL at all.
+      const refs = [
+        ...[...html.matchAll(/\b(?:src|href)\s*=\s*["']?([^"'\s>]+)/gi)].map((m) => m[1]!),
+        ...[...html.matchAll(/url\(\s*["']?([^"')]+)/gi)].map((m) => m[1]!),
+        ...[...html.matchAll(/@import\s+["']([^"']+)/gi)].map((m) => m[1]!),
+      ];
+      expect(html).not.toMatch(/(?:https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/i);
+      expect(html).not.toMatch(/cdn\.|jsdelivr|unpkg|fonts\.scalar/i);
+      const scripts = [...html.matchAll(/<script\b[^>]*\bsrc="([^"]+)"/gi)].map((m) => m[1]!);
+      expect(scripts).toEqual([expect.stringMatching(/^\/docs\/api-reference-\d+\.\d+\.\d+\.js$/)]);
+      for (const ref of refs) expect(ref, ref).toMatch(/^\/(?!\/)/);
+      expect(html).toContain('"withDefaultFonts": false');
+
+      const script = await send("GET", scripts[0]!);
+      expect(script.response.status).toBe(200);
+      expect(script.response.headers.get("content-type")).toMatch(/^(text|application)\/javascript/);
+      expect(script.response.headers.get("cache-control")).toContain("immutable");
+      expect(script.text.length).toBeGreaterThan(1_000_000);
+      expect(script.text).toContain("createApiReference");
+      // The version in the path is the installed one; any other answers 404.
+      expectProblem(await send("GET", "/docs/api-reference-0.0.0.js"), 404, "not_found");
+    });
+
     it("echoes a sane X-Request-Id and replaces an unsafe one", async () => {
       const given = await send("GET", "/healthz", { headers: { "X-Request-Id": "trace-42.a:b" } });
       expect(given.response.headers.get("x-request-id")).toBe("trace-42.a:b");
