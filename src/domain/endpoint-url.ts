@@ -33,6 +33,11 @@ export function endpointUrlIssues(url: string, opts: EndpointUrlPolicy, path = "
   if (!parsed.hostname) return [{ path, message: "must name a host" }];
   if (parsed.hash) return [{ path, message: "must not contain a fragment (#...)" }];
   const kind = classifyIpAddress(parsed.hostname);
+  if (kind === null && !isDnsName(parsed.hostname)) {
+    return [
+      { path, message: "must name a host of at most 253 characters, in dot-separated labels of 1 to 63" },
+    ];
+  }
   if (kind !== null && kind !== "public" && !opts.allowPrivateNetworks) {
     return [
       {
@@ -42,4 +47,14 @@ export function endpointUrlIssues(url: string, opts: EndpointUrlPolicy, path = "
     ];
   }
   return [];
+}
+
+/**
+ * True when a host name fits DNS: at most 253 characters, labels of 1 to 63 (a trailing dot allowed).
+ * Nothing else can resolve, and a longer name fails inside TLS (SNI) in a way that has crashed Node.
+ */
+export function isDnsName(host: string): boolean {
+  const name = host.endsWith(".") ? host.slice(0, -1) : host;
+  if (name.length === 0 || name.length > 253) return false;
+  return name.split(".").every((label) => label.length >= 1 && label.length <= 63);
 }

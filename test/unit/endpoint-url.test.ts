@@ -73,3 +73,17 @@ describe("classifyIpAddress", () => {
     expect(classifyIpAddress("0x7f.1")).toBeNull(); // not canonical: the URL parser normalises first
   });
 });
+
+describe("endpoint URL host names", () => {
+  it("must fit DNS: at most 253 characters, labels of 1 to 63", () => {
+    const long = `https://${"0".repeat(63)}.${Array(30).fill("a".repeat(63)).join(".")}/`;
+    expect(endpointUrlIssues(long, strict)[0]?.message).toMatch(/at most 253 characters/);
+    expect(endpointUrlIssues(`https://${"a".repeat(64)}.example.com/`, strict)).toHaveLength(1);
+    expect(endpointUrlIssues("https://a..example.com/", strict)).toHaveLength(1);
+    expect(endpointUrlIssues(`https://${"a".repeat(63)}.example.com./`, strict)).toEqual([]);
+    const at253 = `${Array(3).fill("a".repeat(63)).join(".")}.${"b".repeat(61)}`;
+    expect(at253).toHaveLength(253);
+    expect(endpointUrlIssues(`https://${at253}/`, strict)).toEqual([]);
+    expect(endpointUrlIssues(`https://${at253}x/`, strict)).toHaveLength(1);
+  });
+});

@@ -104,6 +104,9 @@ export function errorCases(s: Suite): void {
         "body.url",
       ]);
       expectInvalid(await post({ url: "not a url", events: [SENT] }), ["body.url"]);
+      // Found by schemathesis: a host over DNS's 253 characters failed inside TLS and then crashed Node.
+      const longHost = `https://${Array(5).fill("a".repeat(63)).join(".")}/hook`;
+      expectInvalid(await post({ url: longHost, events: [SENT] }), ["body.url"]);
       expectInvalid(await post({ url: receiverUrl(), events: [SENT], description: 7 }), ["body.description"]);
     });
 
@@ -289,6 +292,33 @@ export function errorCases(s: Suite): void {
           );
         }
       }
+    });
+
+    it("text with NUL or an unpaired surrogate is refused with 422 and its path, never stored", async () => {
+      const { token, api } = await newProject();
+      const headers = { "Content-Type": "application/json" };
+      const post = (path: string, body: string) => send("POST", path, { token, headers, body });
+      const url = receiverUrl();
+      expectInvalid(
+        await post("/api/v1/webhooks", `{"url":"${url}","events":["${SENT}"],"description":"a\\u0000b"}`),
+        ["body.description"],
+      );
+      expectInvalid(
+        await post("/api/v1/webhooks", `{"url":"${url}","events":["${SENT}"],"description":"\\udbcb!"}`),
+        ["body.description"],
+      );
+      const data = JSON.stringify({ ...messageData(), metadata: { list: [1, { "k\u0000": 1 }] } });
+      expectInvalid(await post("/api/v1/events", `{"type":"${DELIVERED}","data":${data}}`), [
+        "body.data.metadata.list.1.k\u0000",
+      ]);
+      // A proper pair (an emoji written as escapes) is fine.
+      const ok = await post(
+        "/api/v1/webhooks",
+        `{"url":"${url}","events":["${SENT}"],"description":"\\ud83d\\ude00"}`,
+      );
+      expect(ok.response.status).toBe(201);
+      expect((ok.error as { description: string }).description).toBe("😀");
+      expect((await api.GET("/api/v1/webhooks")).data?.data).toHaveLength(1);
     });
 
     it("free-form metadata is limited in depth, size and string length (422 with the path, never a 500)", async () => {
