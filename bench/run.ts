@@ -89,6 +89,8 @@ async function startHerald(store: "memory" | "mongo"): Promise<Server> {
         HERALD_DATA_DIR: join(ROOT, ".herald-bench"),
         HERALD_ALLOW_HTTP_URLS: "true",
         HERALD_ALLOW_PRIVATE_NETWORKS: "true",
+        // The benchmark publishes through one token at thousands per second.
+        HERALD_RATE_LIMIT: "off",
         HERALD_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "silent",
       },
       stdio: ["ignore", "pipe", "inherit"],

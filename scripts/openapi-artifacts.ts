@@ -30,7 +30,7 @@ export async function buildOpenApiDocument(version = packageVersion()) {
     ids: systemIds,
     cipher: await createAesGcmCipher(new Uint8Array(32)),
     signal: { notify() {} },
-    policy: { allowHttpUrls: false },
+    policy: { allowHttpUrls: false, allowPrivateNetworks: false },
   };
   const events = eventUseCases(deps);
   const app = createHttpApp({

@@ -364,7 +364,7 @@ export interface components {
              * @description Stable machine-readable code.
              * @enum {string}
              */
-            code: "invalid_json" | "unauthorized" | "not_found" | "conflict" | "endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal" | "unavailable";
+            code: "invalid_json" | "unauthorized" | "not_found" | "method_not_allowed" | "conflict" | "endpoint_disabled" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal" | "unavailable";
             /** @description The request's X-Request-Id. */
             request_id: string;
         };
@@ -580,7 +580,7 @@ export interface components {
         PublishEventRequest: {
             type: components["schemas"]["EventType"];
             /**
-             * @description The payload, validated per type: message events need message_id, status, channel, message_type, recipient; domain events need domain_id, domain, status.
+             * @description The payload, validated per type: message events need message_id, status, channel, message_type, recipient; domain events need domain_id, domain, status. Fields a type does not define are refused. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters.
              * @example {
              *       "message_id": "7d0c5b8e-4a8f-4f4e-9a51-3d5bb7f2c1a0",
              *       "status": "delivered",
@@ -655,6 +655,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `internal`: an unexpected error; the detail is generic. */
             500: {
                 headers: {
@@ -719,6 +734,21 @@ export interface operations {
             /** @description `conflict` or `endpoint_disabled`: the resource's state forbids the call. */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -807,6 +837,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ValidationProblem"];
                 };
             };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `internal`: an unexpected error; the detail is generic. */
             500: {
                 headers: {
@@ -872,6 +917,21 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["ValidationProblem"];
+                };
+            };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description `internal`: an unexpected error; the detail is generic. */
@@ -965,6 +1025,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ValidationProblem"];
                 };
             };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `internal`: an unexpected error; the detail is generic. */
             500: {
                 headers: {
@@ -1026,6 +1101,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `internal`: an unexpected error; the detail is generic. */
             500: {
                 headers: {
@@ -1079,6 +1169,21 @@ export interface operations {
             /** @description `not_found`: the resource does not exist or belongs to another project. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1186,6 +1291,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ValidationProblem"];
                 };
             };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `internal`: an unexpected error; the detail is generic. */
             500: {
                 headers: {
@@ -1287,6 +1407,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ValidationProblem"];
                 };
             };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `internal`: an unexpected error; the detail is generic. */
             500: {
                 headers: {
@@ -1342,6 +1477,21 @@ export interface operations {
             /** @description `not_found`: the resource does not exist or belongs to another project. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1458,6 +1608,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ValidationProblem"];
                 };
             };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `internal`: an unexpected error; the detail is generic. */
             500: {
                 headers: {
@@ -1568,6 +1733,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ValidationProblem"];
                 };
             };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `internal`: an unexpected error; the detail is generic. */
             500: {
                 headers: {
@@ -1671,6 +1851,21 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ValidationProblem"];
                 };
             };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description `internal`: an unexpected error; the detail is generic. */
             500: {
                 headers: {
@@ -1726,6 +1921,21 @@ export interface operations {
             /** @description `not_found`: the resource does not exist or belongs to another project. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {

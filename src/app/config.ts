@@ -47,21 +47,64 @@ const int = (name: string, fallback: number, min: number, max: number) =>
       return n;
     });
 
+/** Written `HERALD_RETRY_SCHEDULE=none`: no automatic retries, only the first attempt (and manual ones). */
+export const NO_RETRIES = "none";
+
 const schedule = z
   .string()
   .default(DEFAULT_RETRY_SCHEDULE_MS.map(formatDuration).join(","))
   .transform((text, ctx) => {
-    const parts = text.split(",").map((p) => p.trim());
-    const ms = parts.map(parseDuration);
-    if (text.trim() === "") return [];
-    if (ms.some((m) => m === null || m > 86_400_000)) {
+    if (text.trim().toLowerCase() === NO_RETRIES) return [];
+    const ms = text.split(",").map((p) => parseDuration(p.trim()));
+    // An empty value is refused like every other: it used to mean "no retries", which nobody means by accident.
+    if (text.trim() === "" || ms.some((m) => m === null || m > 86_400_000)) {
       ctx.addIssue({
         code: "custom",
-        message: `HERALD_RETRY_SCHEDULE must be durations separated by commas, each at most 24h, like 5s,30s,2m (got "${text}")`,
+        message: `HERALD_RETRY_SCHEDULE must be durations separated by commas, each at most 24h, like 5s,30s,2m, or ${NO_RETRIES} for no retries (got "${text}")`,
       });
       return z.NEVER;
     }
     return ms as number[];
+  });
+
+/** Requests per token: a bucket of `burst` requests, refilled at `perSecond`. */
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+}
+
+const RATE_UNITS: Record<string, number> = { s: 1, m: 60, h: 3_600 };
+const RATE_LIMIT = /^(\d+)\/(s|m|h)(?:,burst=(\d+))?$/;
+export const DEFAULT_RATE_LIMIT = "100/s";
+
+/**
+ * `100/s`, `6000/m`, `100/s,burst=300`, or `off`: N requests per second, minute or hour per token, in
+ * bursts of up to N (or the burst given). null when off.
+ */
+export function parseRateLimit(text: string): RateLimit | null | undefined {
+  const v = text.trim().toLowerCase().replaceAll(" ", "");
+  if (v === "off" || v === "none") return null;
+  const m = RATE_LIMIT.exec(v);
+  if (!m) return undefined;
+  const count = Number(m[1]);
+  const burst = m[3] === undefined ? count : Number(m[3]);
+  if (count < 1 || count > 1_000_000 || burst < 1 || burst > 1_000_000) return undefined;
+  return { perSecond: count / (RATE_UNITS[m[2]!] ?? 1), burst };
+}
+
+const rateLimit = z
+  .string()
+  .default(DEFAULT_RATE_LIMIT)
+  .transform((text, ctx) => {
+    const parsed = parseRateLimit(text);
+    if (parsed === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        message: `HERALD_RATE_LIMIT must be requests per token like 100/s, 6000/m or 100/s,burst=300 (1 to 1000000), or off (got "${text}")`,
+      });
+      return z.NEVER;
+    }
+    return parsed;
   });
 
 const masterKey = z
@@ -100,6 +143,7 @@ export const configSchema = z.object({
   HERALD_DATA_DIR: z.string().min(1).default("./.herald"),
   HERALD_MASTER_KEY: masterKey,
   HERALD_RETRY_SCHEDULE: schedule,
+  HERALD_RATE_LIMIT: rateLimit,
   HERALD_DELIVERY_TIMEOUT: duration("HERALD_DELIVERY_TIMEOUT", "15s", 1),
   HERALD_LEASE_MARGIN: duration("HERALD_LEASE_MARGIN", "60s", 1_000),
   HERALD_CONCURRENCY: int("HERALD_CONCURRENCY", 200, 1, 10_000),
@@ -129,6 +173,8 @@ export interface Config {
   dataDir: string;
   masterKey: Uint8Array | null;
   retryScheduleMs: number[];
+  /** API requests per token (HERALD_RATE_LIMIT); null: not limited. */
+  rateLimit: RateLimit | null;
   deliveryTimeoutMs: number;
   /** A lease lasts deliveryTimeoutMs + leaseMarginMs; after a crash, its deliveries wait that long. */
   leaseMarginMs: number;
@@ -169,6 +215,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     dataDir: c.HERALD_DATA_DIR,
     masterKey: c.HERALD_MASTER_KEY,
     retryScheduleMs: c.HERALD_RETRY_SCHEDULE,
+    rateLimit: c.HERALD_RATE_LIMIT,
     deliveryTimeoutMs: c.HERALD_DELIVERY_TIMEOUT,
     leaseMarginMs: c.HERALD_LEASE_MARGIN,
     concurrency: c.HERALD_CONCURRENCY,

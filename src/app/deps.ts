@@ -11,5 +11,7 @@ export interface AppDeps {
   signal: DispatchSignal;
   policy: {
     allowHttpUrls: boolean;
+    /** HERALD_ALLOW_PRIVATE_NETWORKS: endpoint URLs may name loopback, private, link-local... IP literals. */
+    allowPrivateNetworks: boolean;
   };
 }

@@ -77,7 +77,7 @@ export function endpointTools(deps: AppDeps, events: EventUseCases) {
         throw invalid([{ path: "until", message: "must be after since" }]);
       }
       if (end.getTime() - since.getTime() > RECOVERY_WINDOW_LIMIT_MS) {
-        throw invalid([{ path: "since", message: "the window from since to until must be at most 14 days" }]);
+        throw invalid([{ path: "since", message: "must be at most 14 days before until" }]);
       }
       const endpoint = await enabledEndpoint(scope, id);
       let queued = 0;

@@ -37,7 +37,10 @@ export function endpointUseCases(deps: AppDeps) {
   const { repos, clock, ids, cipher } = deps;
 
   const checkUrl = (url: string) => {
-    const issues = endpointUrlIssues(url, { allowHttp: deps.policy.allowHttpUrls });
+    const issues = endpointUrlIssues(url, {
+      allowHttp: deps.policy.allowHttpUrls,
+      allowPrivateNetworks: deps.policy.allowPrivateNetworks,
+    });
     if (issues.length) throw invalid(issues);
   };
 

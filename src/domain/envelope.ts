@@ -40,15 +40,18 @@ export interface EnvelopeInput {
  */
 export function buildEnvelope(input: EnvelopeInput): Envelope {
   if (!isEventType(input.type)) {
-    throw invalid([{ path: "type", message: `unknown event type "${input.type}"` }]);
+    throw invalid([{ path: "type", message: `is not an event type of the catalog: "${input.type}"` }]);
   }
   const type = input.type;
   const parsed = EVENT_DATA_SCHEMAS[type].safeParse(input.data);
   if (!parsed.success) {
-    const issues: ValidationIssue[] = parsed.error.issues.map((i) => ({
-      path: ["data", ...i.path.map(String)].join("."),
-      message: i.message,
-    }));
+    // One issue per unknown field, named by its own path, so a typo is pointed at exactly.
+    const issues: ValidationIssue[] = parsed.error.issues.flatMap((i) => {
+      const at = ["data", ...i.path.map(String)];
+      if (i.code === "unrecognized_keys")
+        return i.keys.map((k) => ({ path: [...at, k].join("."), message: i.message }));
+      return [{ path: at.join("."), message: i.message }];
+    });
     throw invalid(issues);
   }
   const data = parsed.data;

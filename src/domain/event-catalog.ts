@@ -54,7 +54,66 @@ export const DOMAIN_STATUSES = ["verification_failed", "sending_paused", "verifi
 const HOSTNAME =
   /^(?=.{1,253}$)(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/;
 
-const metadata = z.record(z.string(), z.unknown()).optional();
+/**
+ * Limits of free-form JSON (a message event's `metadata`): how deep it nests (the metadata object is
+ * level 1), how many keys and array items it holds in all, and how long its keys and strings are. The
+ * request body's 256 KiB caps the total; these keep a receiver's parser, Herald's serialiser and the
+ * store away from pathological shapes (a 5,000-level nest is 30 KB).
+ */
+export const FREE_FORM_LIMITS = {
+  maxDepth: 10,
+  maxMembers: 500,
+  maxKeyLength: 256,
+  maxStringLength: 8192,
+} as const;
+
+/**
+ * The first way a free-form JSON value breaks FREE_FORM_LIMITS: the path below the value (keys and
+ * array indexes) and a message; null when it keeps them. Iterative, and it stops at the first problem,
+ * so no nesting depth can exhaust the stack.
+ */
+export function freeFormProblem(value: unknown): { path: (string | number)[]; message: string } | null {
+  const L = FREE_FORM_LIMITS;
+  const stack: { value: unknown; path: (string | number)[]; depth: number }[] = [
+    { value, path: [], depth: 1 },
+  ];
+  let members = 0;
+  while (stack.length > 0) {
+    const { value: v, path, depth } = stack.pop()!;
+    if (typeof v === "string") {
+      if (v.length > L.maxStringLength) {
+        return { path, message: `must be at most ${L.maxStringLength} characters long` };
+      }
+      continue;
+    }
+    if (v === null || typeof v !== "object") continue;
+    if (depth > L.maxDepth) {
+      return { path, message: `nests too deeply: metadata may nest at most ${L.maxDepth} levels` };
+    }
+    const entries: [string | number, unknown][] = Array.isArray(v)
+      ? v.map((item, i) => [i, item])
+      : Object.entries(v as Record<string, unknown>);
+    members += entries.length;
+    if (members > L.maxMembers) {
+      return { path: [], message: `must hold at most ${L.maxMembers} keys and array items in all` };
+    }
+    for (const [key, item] of entries) {
+      if (typeof key === "string" && key.length > L.maxKeyLength) {
+        return { path, message: `has a key longer than ${L.maxKeyLength} characters` };
+      }
+      stack.push({ value: item, path: [...path, key], depth: depth + 1 });
+    }
+  }
+  return null;
+}
+
+const metadata = z
+  .record(z.string(), z.unknown())
+  .superRefine((value, ctx) => {
+    const problem = freeFormProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
+  })
+  .optional();
 // Built once: a zod schema is costly to construct, and this one is checked on every e-mail event.
 const EMAIL = z.email();
 

@@ -69,7 +69,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     ids: systemIds,
     cipher,
     signal: { notify: () => dispatcher?.wake() },
-    policy: { allowHttpUrls: config.allowHttpUrls },
+    policy: { allowHttpUrls: config.allowHttpUrls, allowPrivateNetworks: config.allowPrivateNetworks },
   };
   const events = eventUseCases(deps);
   const prometheus = createPrometheusMetrics(async () => {
@@ -92,6 +92,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     ping: () => repos.ping(),
     metrics: render,
     logger,
+    rateLimit: config.rateLimit ? { limit: config.rateLimit, clock: systemClock } : null,
     version: VERSION,
   });
 

@@ -161,7 +161,9 @@ describe("unwrap and HeraldApiError", () => {
       ),
     );
     expect(err).toMatchObject({ status: 422, code: "validation_failed", title: "Validation Failed" });
-    expect(err.errors).toEqual([{ path: "body.events.1", message: 'unknown event type "message.lost"' }]);
+    expect(err.errors).toEqual([
+      { path: "body.events.1", message: 'events.1 is not an event type of the catalog: "message.lost"' },
+    ]);
 
     const window = await failure(
       unwrap(

@@ -365,20 +365,25 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
     expect(s.rx.requests.length).toBe(sentBefore);
   });
 
-  it("with HERALD_ALLOW_PRIVATE_NETWORKS=false a delivery to 127.0.0.1 is blocked before connecting", async () => {
+  it("with HERALD_ALLOW_PRIVATE_NETWORKS=false 127.0.0.1 is refused at registration and a name resolving to it is blocked before connecting", async () => {
     const blockedWorld = await deliveryWorld("e2e_rules_blocked", { HERALD_ALLOW_PRIVATE_NETWORKS: "false" });
     const rx = await startReceiver({ tls: blockedWorld.tls, secrets: [] });
     try {
       const p = await blockedWorld.start();
       const client = blockedWorld.client(p.baseUrl);
-      // By address, and by a name that resolves to loopback.
-      const byIp = await createEndpoint(client, rx.url, ["domain.verified"]);
+      // A literal loopback address is refused at registration; a name that resolves to loopback is
+      // accepted there and blocked at send time.
+      const byIp = await client.POST("/api/v1/webhooks", {
+        body: { url: rx.url, events: ["domain.verified"] },
+      });
+      expect(byIp.response.status).toBe(422);
+      expect(byIp.error).toMatchObject({ errors: [{ path: "body.url" }] });
       const byName = await createEndpoint(client, `https://localhost:${rx.port}/webhook`, [
         "domain.verified",
       ]);
       const r = await publishRaw(p.baseUrl, blockedWorld.token, eventBody("domain.verified"), randomUUID());
       expect(r.status).toBe(202);
-      for (const e of [byIp, byName]) {
+      for (const e of [byName]) {
         let list: Delivery[] = [];
         await waitUntil(
           async () => {

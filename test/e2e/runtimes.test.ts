@@ -31,7 +31,7 @@ describe.each(RUNTIMES)("API suite against a real Herald server on %s", (runtime
     // fails at once (dns_error); with retries on, that failure adds a pending attempt 2 to the list
     // within milliseconds on a fast runtime (Deno), and the suite's "one record per endpoint right after
     // publishing" checks would race with the engine. Retries themselves are tested in test/e2e/delivery-*.
-    HERALD_RETRY_SCHEDULE: "",
+    HERALD_RETRY_SCHEDULE: "none",
   };
   let server: HeraldProcess | undefined;
   let store: MongoConnection | undefined;

@@ -5,6 +5,7 @@ import type { HttpApp, HttpDeps } from "../../src/adapters/http/env.ts";
 import { createJsonLogger } from "../../src/adapters/json-logger.ts";
 import { createMemoryRepositories } from "../../src/adapters/memory/repositories.ts";
 import { systemIds } from "../../src/adapters/system.ts";
+import type { RateLimit } from "../../src/app/config.ts";
 import { deliveryUseCases } from "../../src/app/deliveries.ts";
 import type { AppDeps } from "../../src/app/deps.ts";
 import { endpointTools } from "../../src/app/endpoint-tools.ts";
@@ -29,6 +30,10 @@ export interface ApiHarnessOptions {
   /** Replaces parts of the HTTP deps (a failing use case, ping, metrics). */
   override?: (deps: HttpDeps) => Partial<HttpDeps>;
   allowHttpUrls?: boolean;
+  /** HERALD_ALLOW_PRIVATE_NETWORKS: endpoint URLs may name loopback and private IP literals. */
+  allowPrivateNetworks?: boolean;
+  /** HERALD_RATE_LIMIT, timed by the given clock (default: not limited). */
+  rateLimit?: { limit: RateLimit; clock: Clock };
 }
 
 /** A dispatch signal that counts its notifications. */
@@ -83,7 +88,10 @@ export async function makeApiHarness(options: ApiHarnessOptions = {}): Promise<A
     ids: systemIds,
     cipher: await createAesGcmCipher(crypto.getRandomValues(new Uint8Array(32))),
     signal,
-    policy: { allowHttpUrls: options.allowHttpUrls ?? false },
+    policy: {
+      allowHttpUrls: options.allowHttpUrls ?? false,
+      allowPrivateNetworks: options.allowPrivateNetworks ?? false,
+    },
   };
   const tokens = tokenUseCases({ tokens: tokenRepos.tokens, clock, ids: systemIds });
   const logLines: string[] = [];
@@ -98,6 +106,7 @@ export async function makeApiHarness(options: ApiHarnessOptions = {}): Promise<A
     metrics: async () => "# HELP herald_up Whether Herald is up.\n# TYPE herald_up gauge\nherald_up 1\n",
     logger: createJsonLogger("debug", (line) => logLines.push(line)),
     version: "0.0.0-test",
+    rateLimit: options.rateLimit ?? null,
   };
   const app = createHttpApp({ ...base, ...options.override?.(base) });
   const baseUrl = "http://herald.test";

@@ -126,7 +126,7 @@ export async function engineHarness(
         dispatcher.wake();
       },
     },
-    policy: { allowHttpUrls: false },
+    policy: { allowHttpUrls: false, allowPrivateNetworks: false },
   };
   const events = eventUseCases(deps);
   const jobs = maintenanceJobs({

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "../../src/app/config.ts";
+import { ConfigError, parseConfig, parseRateLimit } from "../../src/app/config.ts";
 import { VERSION } from "../../src/version.ts";
 
 describe("configuration", () => {
@@ -51,6 +51,15 @@ describe("configuration", () => {
     ["PORT", "eighty"],
     ["HERALD_DELIVERY_TIMEOUT", "15 seconds"],
     ["HERALD_RETRY_SCHEDULE", "5s,later"],
+    ["HERALD_RETRY_SCHEDULE", ""],
+    ["HERALD_RETRY_SCHEDULE", " "],
+    ["HERALD_RETRY_SCHEDULE", "5s,,30s"],
+    ["HERALD_RATE_LIMIT", ""],
+    ["HERALD_RATE_LIMIT", "100"],
+    ["HERALD_RATE_LIMIT", "100/d"],
+    ["HERALD_RATE_LIMIT", "0/s"],
+    ["HERALD_RATE_LIMIT", "100/s,burst=0"],
+    ["HERALD_RATE_LIMIT", "100/s,bursts=5"],
     ["HERALD_ALLOW_HTTP_URLS", "maybe"],
     ["HERALD_MASTER_KEY", "c2hvcnQ="],
     ["HERALD_CONCURRENCY", "0"],
@@ -66,6 +75,23 @@ describe("configuration", () => {
       expect((e as Error).message).toContain(name);
       expect((e as Error).message).not.toContain("\n");
     }
+  });
+
+  it("turns retries off only when told so explicitly: HERALD_RETRY_SCHEDULE=none", () => {
+    expect(parseConfig({ HERALD_RETRY_SCHEDULE: "none" }).retryScheduleMs).toEqual([]);
+    expect(parseConfig({ HERALD_RETRY_SCHEDULE: " NONE " }).retryScheduleMs).toEqual([]);
+    expect(() => parseConfig({ HERALD_RETRY_SCHEDULE: "" })).toThrow(/or none for no retries/);
+  });
+
+  it("reads HERALD_RATE_LIMIT: requests per token, burst one window's worth unless given, or off", () => {
+    expect(parseConfig({}).rateLimit).toEqual({ perSecond: 100, burst: 100 });
+    expect(parseRateLimit("100/s")).toEqual({ perSecond: 100, burst: 100 });
+    expect(parseRateLimit("6000/m")).toEqual({ perSecond: 100, burst: 6000 });
+    expect(parseRateLimit("3600/h,burst=10")).toEqual({ perSecond: 1, burst: 10 });
+    expect(parseRateLimit(" 20/s, burst=50 ")).toEqual({ perSecond: 20, burst: 50 });
+    expect(parseRateLimit("off")).toBeNull();
+    expect(parseConfig({ HERALD_RATE_LIMIT: "off" }).rateLimit).toBeNull();
+    expect(parseRateLimit("fast")).toBeUndefined();
   });
 
   it("keeps the version equal to package.json", () => {

@@ -95,13 +95,13 @@ describe("delivery state", () => {
 });
 
 describe("endpoint URLs", () => {
-  const https = { allowHttp: false };
+  const https = { allowHttp: false, allowPrivateNetworks: false };
   it("accepts absolute https URLs", () => {
     expect(endpointUrlIssues("https://hooks.example.com/herald?x=1", https)).toEqual([]);
   });
   it("refuses http (unless allowed), credentials, relative, fragments and overlong URLs", () => {
     expect(endpointUrlIssues("http://example.com", https)[0]?.message).toMatch(/https/);
-    expect(endpointUrlIssues("http://example.com", { allowHttp: true })).toEqual([]);
+    expect(endpointUrlIssues("http://example.com", { ...https, allowHttp: true })).toEqual([]);
     expect(endpointUrlIssues("https://user:pw@example.com", https)[0]?.message).toMatch(
       /user name or password/,
     );

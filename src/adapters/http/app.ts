@@ -1,11 +1,13 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { Scalar } from "@scalar/hono-api-reference";
+import { registerDocs } from "./docs.ts";
 import type { AppEnv, HttpApp, HttpDeps } from "./env.ts";
+import { allowedMethodsOf } from "./method-not-allowed.ts";
 import { accessLog } from "./middleware/access-log.ts";
 import { bearerAuth } from "./middleware/auth.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { openApiDocument } from "./openapi.ts";
 import { internalProblem, problemFromError, respondProblem } from "./problem.ts";
+import { rateLimit } from "./rate-limit.ts";
 import * as getDelivery from "./routes/deliveries/get.ts";
 import * as listDeliveries from "./routes/deliveries/list.ts";
 import * as retryDelivery from "./routes/deliveries/retry.ts";
@@ -63,6 +65,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
 
   app.use("*", requestId(deps.logger), accessLog());
   app.use(`${API_PREFIX}/*`, bearerAuth(deps.tokens));
+  if (deps.rateLimit) app.use(`${API_PREFIX}/*`, rateLimit(deps.rateLimit.limit, deps.rateLimit.clock));
 
   const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   for (const r of API_ROUTES) r.register(api, deps);
@@ -77,9 +80,21 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
     document ??= openApiDocument(app, deps.version);
     return c.json(document);
   });
-  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "Herald API reference" }));
+  registerDocs(app);
 
-  app.notFound((c) => respondProblem(c, { code: "not_found", detail: "No resource exists at this path." }));
+  let allowedMethods: ((path: string) => string[]) | undefined;
+  app.notFound((c) => {
+    allowedMethods ??= allowedMethodsOf(app.routes);
+    const allow = allowedMethods(c.req.path);
+    if (allow.length > 0) {
+      return respondProblem(c, {
+        code: "method_not_allowed",
+        detail: `${c.req.method} is not allowed here; this path takes ${allow.join(", ")}.`,
+        headers: { Allow: allow.join(", ") },
+      });
+    }
+    return respondProblem(c, { code: "not_found", detail: "No resource exists at this path." });
+  });
   app.onError((error, c) => {
     const known = problemFromError(error);
     if (known) {

@@ -1,10 +1,12 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { RateLimit } from "../../app/config.ts";
 import type { DeliveryUseCases } from "../../app/deliveries.ts";
 import type { EndpointTools } from "../../app/endpoint-tools.ts";
 import type { EndpointUseCases } from "../../app/endpoints.ts";
 import type { EventUseCases } from "../../app/events.ts";
 import type { Logger } from "../../app/logger.ts";
 import type { Scope } from "../../app/ports/paging.ts";
+import type { Clock } from "../../app/ports/system.ts";
 import type { TokenUseCases } from "../../app/tokens.ts";
 
 /** What the HTTP edge needs, built once in the entry point. */
@@ -20,6 +22,8 @@ export interface HttpDeps {
   /** The Prometheus text exposition. */
   metrics(): Promise<string>;
   logger: Logger;
+  /** Requests per API token (HERALD_RATE_LIMIT), timed by the clock; absent or null: not limited. */
+  rateLimit?: { limit: RateLimit; clock: Clock } | null;
   /** Herald's version: the OpenAPI document's info.version. */
   version: string;
 }

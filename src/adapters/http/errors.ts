@@ -59,6 +59,33 @@ export const ERROR_RESPONSES = {
     description: "`validation_failed`: well-formed JSON or parameters that break the schema.",
     content: { [PROBLEM_CONTENT_TYPE]: { schema: ValidationProblemSchema } },
   },
+  405: {
+    ...problem("`method_not_allowed`: the path exists but does not take this method."),
+    headers: {
+      Allow: {
+        description: "The methods the path takes, e.g. `GET, HEAD, POST`.",
+        schema: { type: "string" as const },
+      },
+    },
+  },
+  429: {
+    ...problem(
+      "`rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds.",
+    ),
+    headers: {
+      ...retryAfter("Seconds until the token may make another request."),
+      RateLimit: {
+        description:
+          'The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on.',
+        schema: { type: "string" as const },
+      },
+      "RateLimit-Policy": {
+        description:
+          'The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on.',
+        schema: { type: "string" as const },
+      },
+    },
+  },
   500: problem("`internal`: an unexpected error; the detail is generic."),
   503: {
     ...problem("`unavailable`: the database is unreachable."),
@@ -78,7 +105,7 @@ export function errorResponses<const S extends readonly ErrorStatus[]>(
 }
 
 /** Errors every authenticated call can answer. */
-export const AUTHENTICATED_ERRORS = [401, 500, 503] as const;
+export const AUTHENTICATED_ERRORS = [401, 429, 500, 503] as const;
 /** Errors of a call that takes a JSON body. */
 export const BODY_ERRORS = [400, 413, 415, 422] as const;
 

@@ -9,7 +9,15 @@ project: another project's resources answer 404 exactly like missing ones.
 Errors are \`application/problem+json\` (RFC 9457) with \`type\`, \`title\`, \`status\`, \`detail\`, a stable \`code\` and the
 \`request_id\`; validation errors add \`errors: [{path, message}]\` with paths such as \`body.url\` or \`query.limit\`.
 \`type\` is \`${PROBLEM_TYPE_BASE}<code>\`. Under \`/api/v1\` authentication is checked first, so an unauthenticated
-call to an unknown path answers 401; an authenticated one answers 404. A known path with an unsupported method answers 404.
+call to an unknown path answers 401; an authenticated one answers 404. A known path with a method it does not take answers
+405 \`method_not_allowed\` with \`Allow\`. Request bodies refuse fields they do not define (422 naming each one).
+
+Each API token may make \`HERALD_RATE_LIMIT\` requests (default \`100/s\`, a token bucket holding one second's worth);
+every \`/api/v1\` answer carries \`RateLimit-Policy\` and \`RateLimit\` (draft-ietf-httpapi-ratelimit-headers), and a request
+over the limit answers 429 \`rate_limited\` with \`Retry-After\`. Health, readiness, metrics and these documents are not limited.
+
+Free-form \`metadata\` may nest at most 10 levels, hold at most 500 keys and array items in all, with keys of at most
+256 and strings of at most 8192 characters; the whole body at most 256 KiB.
 
 Lists are newest first and answer \`{data, next_cursor}\`; pass \`next_cursor\` back as \`cursor\`.`;
 

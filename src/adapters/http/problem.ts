@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { StoreUnavailableError } from "../../app/ports/store.ts";
 import { DomainError, type ValidationIssue } from "../../domain/errors.ts";
+import { issueMessage } from "./wording.ts";
 
 /**
  * Every error answer is RFC 9457 problem+json. `type` is `https://herald.dev/problems/<code>`: a stable
@@ -16,6 +17,7 @@ export const PROBLEM_CODES = [
   "invalid_json",
   "unauthorized",
   "not_found",
+  "method_not_allowed",
   "conflict",
   "endpoint_disabled",
   "payload_too_large",
@@ -31,6 +33,7 @@ const PROBLEMS: Record<ProblemCode, { status: number; title: string }> = {
   invalid_json: { status: 400, title: "Invalid JSON" },
   unauthorized: { status: 401, title: "Unauthorized" },
   not_found: { status: 404, title: "Not Found" },
+  method_not_allowed: { status: 405, title: "Method Not Allowed" },
   conflict: { status: 409, title: "Conflict" },
   endpoint_disabled: { status: 409, title: "Endpoint Disabled" },
   payload_too_large: { status: 413, title: "Payload Too Large" },
@@ -75,7 +78,13 @@ export function problemResponse(problem: Problem, requestId: string): Response {
     code: problem.code,
     request_id: requestId,
   };
-  if (problem.code === "validation_failed") body.errors = problem.errors ?? [];
+  // Issues arrive as a path and a predicate ("must use https://"); the answer names the field in front.
+  if (problem.code === "validation_failed") {
+    body.errors = (problem.errors ?? []).map((i) => ({
+      path: i.path,
+      message: issueMessage(i.path, i.message),
+    }));
+  }
   return new Response(JSON.stringify(body), {
     status,
     headers: { "Content-Type": PROBLEM_CONTENT_TYPE, ...problem.headers },

@@ -5,11 +5,16 @@ import { respondProblem } from "../problem.ts";
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
+/** The token of an `Authorization: Bearer <token>` header; undefined for anything else. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return header ? BEARER.exec(header)?.[1] : undefined;
+}
+
 /** Resolves `Authorization: Bearer <token>` to the token's scope; anything else answers 401. */
 export function bearerAuth(tokens: TokenUseCases): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const header = c.req.header("Authorization");
-    const token = header ? BEARER.exec(header)?.[1] : undefined;
+    const token = bearerToken(header);
     const scope = token ? await tokens.authenticate(token) : null;
     if (!scope) {
       return respondProblem(c, {

@@ -117,12 +117,64 @@ const readJsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
       detail: "Send the request body as application/json.",
     });
   }
+  let value: unknown;
   try {
-    JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     return respondProblem(c, { code: "invalid_json", detail: "The request body is not valid JSON." });
   }
+  // Only a \u escape can put NUL or a lone surrogate into parsed JSON, so most bodies skip the walk.
+  const bad = SUSPECT_ESCAPE.test(text) ? unsafeTextPath(value) : null;
+  if (bad) {
+    return respondProblem(c, {
+      code: "validation_failed",
+      detail: "The request is not valid.",
+      errors: [
+        {
+          path: ["body", ...bad].join("."),
+          message: "must not contain NUL characters or unpaired surrogates",
+        },
+      ],
+    });
+  }
   return next();
 };
+
+const SUSPECT_ESCAPE = /\\u(?:0000|[dD][89abcdefABCDEF])/;
+// U+0000, or a surrogate that is not part of a pair.
+const UNSAFE_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The path of the first string (key or value) holding NUL or an unpaired UTF-16 surrogate: text that
+ * no store or receiver keeps faithfully (PostgreSQL-backed stores refuse NUL outright). Iterative, so
+ * no nesting depth can exhaust the stack.
+ */
+export function unsafeTextPath(value: unknown): string[] | null {
+  // Each entry points at its parent instead of copying the path, so a deep body costs linear time.
+  interface At {
+    key: string;
+    parent: At | null;
+  }
+  const pathOf = (at: At | null, key?: string) => {
+    const out: string[] = key === undefined ? [] : [key];
+    for (let a = at; a; a = a.parent) out.push(a.key);
+    return out.reverse();
+  };
+  const stack: { v: unknown; at: At | null }[] = [{ v: value, at: null }];
+  while (stack.length > 0) {
+    const { v, at } = stack.pop()!;
+    if (typeof v === "string") {
+      if (UNSAFE_TEXT.test(v)) return pathOf(at);
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => stack.push({ v: item, at: { key: String(i), parent: at } }));
+    } else if (v !== null && typeof v === "object") {
+      for (const [key, item] of Object.entries(v)) {
+        if (UNSAFE_TEXT.test(key)) return pathOf(at, key);
+        stack.push({ v: item, at: { key, parent: at } });
+      }
+    }
+  }
+  return null;
+}
 
 export const jsonBody: MiddlewareHandler<AppEnv>[] = [readJsonBody];

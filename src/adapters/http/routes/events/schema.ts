@@ -3,11 +3,11 @@ import { EVENT_ID_PATTERN } from "../../../../domain/envelope.ts";
 import { EventTypeSchema, timestamp } from "../shared.ts";
 
 export const PublishEventSchema = z
-  .object({
+  .strictObject({
     type: EventTypeSchema,
     data: z.record(z.string(), z.unknown()).openapi({
       description:
-        "The payload, validated per type: message events need message_id, status, channel, message_type, recipient; domain events need domain_id, domain, status.",
+        "The payload, validated per type: message events need message_id, status, channel, message_type, recipient; domain events need domain_id, domain, status. Fields a type does not define are refused. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters.",
       example: {
         message_id: "7d0c5b8e-4a8f-4f4e-9a51-3d5bb7f2c1a0",
         status: "delivered",

@@ -11,7 +11,7 @@ const instant = (description: string) =>
   z.iso.datetime({ offset: true }).openapi({ example: "2026-11-21T10:00:00Z", description });
 
 export const RecoverWebhookSchema = z
-  .object({
+  .strictObject({
     since: instant("Start of the window (inclusive), ISO 8601."),
     until: instant("End of the window (exclusive), ISO 8601; defaults to now.").optional(),
   })

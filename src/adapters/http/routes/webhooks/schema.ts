@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { DISABLED_REASONS } from "../../../../domain/endpoint.ts";
 import { MAX_URL_LENGTH } from "../../../../domain/endpoint-url.ts";
 import { EVENT_TYPES } from "../../../../domain/event-catalog.ts";
-import { EventTypeSchema, listOf, pageQuery, timestamp, uuidParam } from "../shared.ts";
+import { EventTypeSchema, intRange, listOf, pageQuery, timestamp, uuidParam } from "../shared.ts";
 
 const url = z.string().max(MAX_URL_LENGTH).openapi({
   format: "uri",
@@ -25,11 +25,11 @@ const events = z
 const description = z.string().max(1024).nullable().openapi({ example: "Order service" });
 
 export const CreateWebhookSchema = z
-  .object({ url, events, description: description.optional() })
+  .strictObject({ url, events, description: description.optional() })
   .openapi("CreateWebhookRequest");
 
 export const UpdateWebhookSchema = z
-  .object({
+  .strictObject({
     url: url.optional(),
     events: events.optional(),
     description: description.optional(),
@@ -41,8 +41,8 @@ export const UpdateWebhookSchema = z
   .openapi("UpdateWebhookRequest", { minProperties: 1 });
 
 export const RotateSecretSchema = z
-  .object({
-    grace_period_seconds: z.number().int().min(0).max(604_800).default(0).openapi({
+  .strictObject({
+    grace_period_seconds: intRange(0, 604_800).default(0).openapi({
       description: "How long the previous secret keeps signing too (0-604800 s).",
     }),
   })

@@ -10,7 +10,7 @@ import { EventTypeSchema } from "../shared.ts";
 import { WebhookIdParams } from "./schema.ts";
 
 export const SendTestEventSchema = z
-  .object({
+  .strictObject({
     type: EventTypeSchema.optional().openapi({
       description: "One of the endpoint's event types; defaults to the first it lists.",
       example: "message.delivered",
