@@ -7,7 +7,12 @@ import { makeApiHarness } from "../support/api-harness.ts";
 function manualClock(start = Date.parse("2026-11-22T10:00:00Z")) {
   let now = start;
   const clock: Clock = { now: () => new Date(now) };
-  return { clock, advance: (ms: number) => void (now += ms) };
+  return {
+    clock,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
 }
 
 describe("token buckets", () => {

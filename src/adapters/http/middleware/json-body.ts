@@ -142,6 +142,7 @@ const readJsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 const SUSPECT_ESCAPE = /\\u(?:0000|[dD][89abcdefABCDEF])/;
 // U+0000, or a surrogate that is not part of a pair.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding U+0000 is the point of this pattern.
 const UNSAFE_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
@@ -166,7 +167,9 @@ export function unsafeTextPath(value: unknown): string[] | null {
     if (typeof v === "string") {
       if (UNSAFE_TEXT.test(v)) return pathOf(at);
     } else if (Array.isArray(v)) {
-      v.forEach((item, i) => stack.push({ v: item, at: { key: String(i), parent: at } }));
+      v.forEach((item, i) => {
+        stack.push({ v: item, at: { key: String(i), parent: at } });
+      });
     } else if (v !== null && typeof v === "object") {
       for (const [key, item] of Object.entries(v)) {
         if (UNSAFE_TEXT.test(key)) return pathOf(at, key);
