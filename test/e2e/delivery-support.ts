@@ -15,6 +15,7 @@ import { tokenUseCases } from "../../src/app/tokens.ts";
 import { sampleEventData } from "../../src/domain/samples.ts";
 import { type HeraldProcess, type StartOptions, startHerald } from "../support/herald-process.ts";
 import { uniqueDbName } from "../support/mongo.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 import type { ReceivedRequest } from "../support/receiver.ts";
 import { type TestTls, testTls } from "../support/tls.ts";
 
@@ -174,7 +175,7 @@ export async function waitUntil(
  * and fails only when nothing moved for this long. Two minutes is far beyond any pause a healthy run
  * shows (a restart plus an expired lease are seconds); HERALD_E2E_STALL_MS overrides it.
  */
-export const STALL_MS = Number(process.env.HERALD_E2E_STALL_MS ?? 0) || 120_000;
+export const STALL_MS = Number(process.env.HERALD_E2E_STALL_MS ?? 0) || PATIENCE_MS;
 
 /**
  * Waits until `count()` reaches `target`, however long that takes, as long as it keeps growing: throws
