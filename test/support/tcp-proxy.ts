@@ -16,8 +16,13 @@ export interface TcpProxy {
   /** Connections relayed since start. */
   readonly accepted: number;
   readonly isCut: boolean;
-  /** Resets every open connection and stops listening until `restore()`. */
-  cut(): Promise<void>;
+  /**
+   * Stops listening until `restore()`, so new connections are refused. `mode` says what happens to the
+   * open ones: "reset" (default) resets them, as a stopped process does; "silence" keeps them open but
+   * drops everything sent either way from then on, for good, as a vanished host or a lost route does
+   * (the client learns nothing until a timeout of its own fires).
+   */
+  cut(mode?: "reset" | "silence"): Promise<void>;
   /** Listens on the same port again (retrying while the port is briefly unavailable). */
   restore(): Promise<void>;
   /** Relays new connections to another target from now on (e.g. a database restarted elsewhere). */
@@ -53,11 +58,27 @@ export async function startTcpProxy(initial: { host: string; port: number }): Pr
         res(s);
       });
     });
-  const closeServer = (s: Server) => new Promise<void>((r) => s.close(() => r()));
+  // The listening socket closes at once; close()'s callback would also wait for silenced connections.
+  const closeServer = async (s: Server) => {
+    s.close();
+  };
   let server: Server | null = await listen(0);
   const port = (server.address() as { port: number }).port;
   const dropAll = () => {
     for (const s of open) s.resetAndDestroy();
+    open.clear();
+  };
+  // Silenced connections: open, read and discarded, never answered; destroyed only by close().
+  const silenced = new Set<Socket>();
+  const silenceAll = () => {
+    for (const s of open) {
+      s.unpipe();
+      s.removeAllListeners("data");
+      s.on("data", () => {});
+      s.removeAllListeners("close");
+      s.on("close", () => silenced.delete(s));
+      silenced.add(s);
+    }
     open.clear();
   };
   return {
@@ -68,10 +89,11 @@ export async function startTcpProxy(initial: { host: string; port: number }): Pr
     get isCut() {
       return server === null;
     },
-    async cut() {
+    async cut(mode = "reset") {
       const s = server;
       server = null;
-      dropAll();
+      if (mode === "silence") silenceAll();
+      else dropAll();
       if (s) await closeServer(s);
     },
     async restore() {
@@ -93,6 +115,8 @@ export async function startTcpProxy(initial: { host: string; port: number }): Pr
       const s = server;
       server = null;
       dropAll();
+      for (const x of silenced) x.destroy();
+      silenced.clear();
       if (s) await closeServer(s);
     },
   };
