@@ -236,7 +236,7 @@ export interface paths {
         };
         /**
          * Liveness
-         * @description 200 while the process is up. No authentication.
+         * @description 200 while the process can do its work, including while the database is down (that is /readyz's 503: restarting would not help). 503 when the process's own database client is wedged: it has failed every command for a minute while new connections to the same database succeed, so only a restart helps. No authentication.
          */
         get: operations["getHealth"];
         put?: never;
@@ -1980,6 +1980,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };

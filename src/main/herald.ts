@@ -4,7 +4,7 @@ import { createHttpApp } from "../adapters/http/app.ts";
 import { createMemoryRepositories } from "../adapters/memory/repositories.ts";
 import { createPrometheusMetrics } from "../adapters/metrics/prometheus.ts";
 import { type EmbeddedMongo, startEmbeddedMongo } from "../adapters/mongo/embedded.ts";
-import { connectMongo } from "../adapters/mongo/index.ts";
+import { connectMongo, freshPing, type StoreLiveness, storeLiveness } from "../adapters/mongo/index.ts";
 import { startScheduler } from "../adapters/scheduler/croner-scheduler.ts";
 import { systemClock, systemIds } from "../adapters/system.ts";
 import type { Config } from "../app/config.ts";
@@ -47,6 +47,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   // Set once the metrics exist; counts every MongoDB command (round trip) for /metrics.
   let onDbCommand = () => {};
   let repos: Repositories;
+  let liveness: StoreLiveness | null = null;
   if (options.store === "memory") {
     repos = createMemoryRepositories();
   } else {
@@ -59,6 +60,22 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     const connection = await connectMongo(uri, config.mongodbDb, { monitorCommands: true });
     connection.client.on("commandStarted", () => onDbCommand());
     repos = connection.repositories;
+    const r = repos;
+    // Liveness: fails only when this process's client is wedged while the database answers others.
+    liveness = storeLiveness({
+      pingOwn: () => r.ping(),
+      pingFresh: freshPing(uri, 3_000),
+      ...LIVENESS,
+      now: () => Date.now(),
+      onChange: (wedged) =>
+        wedged
+          ? logger.error("database client wedged; /healthz fails so a supervisor restarts the process", {
+              reason: wedged,
+            })
+          : logger.info("database client works again"),
+    });
+    const l = liveness;
+    connection.client.on("commandSucceeded", () => l.noteSuccess());
   }
 
   const cipher = await createAesGcmCipher(await loadMasterKey(config.masterKey, config.dataDir));
@@ -90,6 +107,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     tools: endpointTools(deps, events),
     tokens,
     ping: () => repos.ping(),
+    wedged: () => liveness?.wedged() ?? null,
     metrics: render,
     logger,
     rateLimit: config.rateLimit ? { limit: config.rateLimit, clock: systemClock } : null,
@@ -148,6 +166,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     repos,
     async stop(graceMs = 10_000) {
       scheduler.stop();
+      liveness?.stop();
       await d.stop(graceMs);
       await events.flushBookkeeping();
       await sender.close();
@@ -156,6 +175,13 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     },
   };
 }
+
+/**
+ * The liveness check's cadence (docs/adr/0010-database-outages.md): probes after 5 s without a successful command; wedged after
+ * 60 s of the process's own commands failing while fresh connections succeed: twice the socket timeout,
+ * the longest a hung operation can hold a pooled connection, so the driver's own recovery comes first.
+ */
+const LIVENESS = { everyMs: 5_000, wedgedAfterMs: 60_000, probeTimeoutMs: 5_000 };
 
 function hostName(): string {
   return globalThis.process?.env?.HOSTNAME ?? "herald";

@@ -2,6 +2,7 @@ import type { CliDeps } from "../../src/cli/command.ts";
 import type { Io } from "../../src/cli/io.ts";
 import { runCli } from "../../src/cli/main.ts";
 import { type ApiHarness, makeApiHarness } from "../support/api-harness.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 
 /** An Io that records what a command writes, and lets a test wait for a line. */
 export interface RecordingIo {
@@ -29,7 +30,7 @@ export function recordingIo(env: Record<string, string | undefined> = {}): Recor
       }
     }
   };
-  const waitFor = (lines: string[], pattern: RegExp, timeoutMs = 5_000) => {
+  const waitFor = (lines: string[], pattern: RegExp, timeoutMs = PATIENCE_MS) => {
     const seen = lines.find((l) => pattern.test(l));
     if (seen !== undefined) return Promise.resolve(seen);
     return new Promise<string>((resolve, reject) => {

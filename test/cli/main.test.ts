@@ -7,6 +7,7 @@ import { eventsGroup } from "../../src/cli/events.ts";
 import { listenCommand } from "../../src/cli/listen.ts";
 import { runCli } from "../../src/cli/main.ts";
 import { webhooksGroup } from "../../src/cli/webhooks.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 import { cliHarness, recordingIo } from "./helpers.ts";
 
 const GROUPS = [webhooksGroup, deliveriesGroup, eventsGroup];
@@ -168,7 +169,7 @@ function spawnHerald(args: string[], env: Record<string, string | undefined> = {
   return { child, exited, stdout: () => stdout, stderr: () => stderr };
 }
 
-async function waitUntil(check: () => boolean, what: string, child: ChildProcess, timeoutMs = 20_000) {
+async function waitUntil(check: () => boolean, what: string, child: ChildProcess, timeoutMs = PATIENCE_MS) {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`timed out waiting for ${what}`);

@@ -92,7 +92,8 @@ describe.each(RUNTIMES)("createFetchSender on $name", (runtime) => {
       ["dns_error", null],
     ]);
     expect(out[0]?.ok).toBe(true);
-    expect(out[2]?.durationMs).toBeLessThan(2_000);
+    // Ended by the sender's bound, not by the receiver's answer 20 s later.
+    expect(out[2]?.durationMs).toBeLessThan(10_000);
     expect(out[3]?.responseBody).toBe(big.slice(0, 4096));
     expect(out[5]?.retryAfterMs).toBe(120_000);
 

@@ -91,7 +91,9 @@ describe("createFetchSender on Node's fetch", () => {
     const started = performance.now();
     const outcome = await sender({ timeoutMs: 300 }).send(delivery(rx.url));
     expect(outcome.error).toBe("timeout");
-    expect(performance.now() - started).toBeLessThan(2_000);
+    // Ended by the sender's bound, not by the receiver's answer 20 s later; how close to 300 ms is the
+    // machine's business.
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 
   it("classifies reset, refused and untrusted TLS", async () => {

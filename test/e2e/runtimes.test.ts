@@ -12,7 +12,9 @@ import {
   TEST_MASTER_KEY,
 } from "../support/herald-cli.ts";
 import { type HeraldProcess, type Runtime, startHerald } from "../support/herald-process.ts";
+import { type HoldingReceiver, startHoldingReceiver } from "../support/holding-receiver.ts";
 import { uniqueDbName } from "../support/mongo.ts";
+import { testTls } from "../support/tls.ts";
 
 // The API suite of test/api, over the network, against a real Herald process (MongoDB store, delivery
 // engine running) under each runtime. Tokens come from the real CLI process where it matters: the first
@@ -20,6 +22,13 @@ import { uniqueDbName } from "../support/mongo.ts";
 // rest are issued through the repositories, because one CLI process per token (~40 per runtime) would
 // spend a minute starting tsx. test/e2e/cli-tokens.test.ts covers the CLI itself.
 const RUNTIMES: Runtime[] = ["node", "bun", "deno"];
+
+/** How each runtime's sender is told to trust the test CA (the holding receiver serves HTTPS). */
+const TRUST: Record<Runtime, (caPath: string) => Record<string, string>> = {
+  node: (ca) => ({ NODE_EXTRA_CA_CERTS: ca }),
+  bun: (ca) => ({ NODE_EXTRA_CA_CERTS: ca }),
+  deno: (ca) => ({ DENO_CERT: ca }),
+};
 
 describe.each(RUNTIMES)("API suite against a real Herald server on %s", (runtime) => {
   const uri = inject("mongoUri");
@@ -32,11 +41,16 @@ describe.each(RUNTIMES)("API suite against a real Herald server on %s", (runtime
     // within milliseconds on a fast runtime (Deno), and the suite's "one record per endpoint right after
     // publishing" checks would race with the engine. Retries themselves are tested in test/e2e/delivery-*.
     HERALD_RETRY_SCHEDULE: "none",
+    // An attempt held at the holding receiver stays in flight until the test releases it, however long
+    // the test takes to get there on a busy machine.
+    HERALD_DELIVERY_TIMEOUT: "10m",
   };
   let server: HeraldProcess | undefined;
   let store: MongoConnection | undefined;
+  const holding: HoldingReceiver[] = [];
 
   afterAll(async () => {
+    await Promise.allSettled(holding.map((h) => h.close()));
     const code = await server?.stop(20_000);
     try {
       await store?.db.dropDatabase();
@@ -53,7 +67,8 @@ describe.each(RUNTIMES)("API suite against a real Herald server on %s", (runtime
   });
 
   apiSuite(async () => {
-    server = await startHerald({ runtime, env });
+    const tls = await testTls();
+    server = await startHerald({ runtime, env: { ...env, ...TRUST[runtime](tls.caCertPath) } });
     // The CLI writes into the database the server reads: its token must work against this server.
     let fromCli: IssuedApiToken | undefined = parseCreated(
       await herald(["tokens", "create", "--name", `suite-${runtime}`, "--json"], env),
@@ -63,6 +78,11 @@ describe.each(RUNTIMES)("API suite against a real Herald server on %s", (runtime
     return {
       baseUrl: server.baseUrl,
       deliversInBackground: true,
+      async holdingReceiver() {
+        const h = await startHoldingReceiver(tls);
+        holding.push(h);
+        return h;
+      },
       async newToken(scope) {
         if (fromCli && !scope?.tenantId) {
           const issued = fromCli;

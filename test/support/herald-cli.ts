@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { join, resolve } from "node:path";
+import { PATIENCE_MS } from "./patience.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -40,7 +41,7 @@ export function run(cmd: string, args: string[], options: RunOptions = {}): Prom
     child.stderr.setEncoding("utf8").on("data", (d: string) => {
       stderr += d;
     });
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 30_000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? PATIENCE_MS);
     child.once("error", (e) => {
       clearTimeout(timer);
       reject(e);
@@ -53,7 +54,7 @@ export function run(cmd: string, args: string[], options: RunOptions = {}): Prom
 }
 
 /** `herald <args>` as `npm run cli` runs it: tsx over src/cli/main.ts. */
-export function herald(args: string[], env: Record<string, string | undefined>, timeoutMs = 30_000) {
+export function herald(args: string[], env: Record<string, string | undefined>, timeoutMs = PATIENCE_MS) {
   return run(join(ROOT, "node_modules", ".bin", "tsx"), [join(ROOT, "src/cli/main.ts"), ...args], {
     env,
     timeoutMs,

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { PATIENCE_MS } from "./patience.ts";
 
 export type Runtime = "node" | "bun" | "deno";
 
@@ -93,7 +94,7 @@ export async function startHerald(options: StartOptions = {}): Promise<HeraldPro
     }),
   );
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
+  const deadline = Date.now() + (options.readyTimeoutMs ?? PATIENCE_MS);
   let ready = false;
   while (Date.now() < deadline && child.exitCode === null) {
     try {

@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import https from "node:https";
 import type { AddressInfo, Socket } from "node:net";
+import { PATIENCE_MS } from "./patience.ts";
 
 /**
  * A real webhook receiver for tests: an HTTP or HTTPS server on 127.0.0.1 (random port) that
@@ -138,7 +139,7 @@ export interface Receiver {
   readonly connections: number;
   /**
    * Resolves with all requests once `count` have arrived (or `predicate(requests)` holds); checked on
-   * every arrival, rejects after `timeoutMs` (default 5000) saying what did arrive.
+   * every arrival, rejects after `timeoutMs` (default PATIENCE_MS) saying what did arrive.
    */
   waitFor(
     countOrPredicate: number | ((requests: readonly ReceivedRequest[]) => boolean),
@@ -311,7 +312,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     get connections() {
       return connections;
     },
-    waitFor(countOrPredicate, timeoutMs = 5_000) {
+    waitFor(countOrPredicate, timeoutMs = PATIENCE_MS) {
       const done =
         typeof countOrPredicate === "number"
           ? (all: readonly ReceivedRequest[]) => all.length >= countOrPredicate

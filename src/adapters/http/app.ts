@@ -71,7 +71,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   for (const r of API_ROUTES) r.register(api, deps);
   app.route(API_PREFIX, api);
 
-  healthz.register(app);
+  healthz.register(app, deps);
   readyz.register(app, deps);
   metrics.register(app, deps);
 

@@ -19,6 +19,8 @@ export interface HttpDeps {
   tools: EndpointTools;
   /** Resolves when the database answers (readiness). */
   ping(): Promise<void>;
+  /** Why the process should be restarted (liveness), or null while it is fine; always null when absent. */
+  wedged?(): string | null;
   /** The Prometheus text exposition. */
   metrics(): Promise<string>;
   logger: Logger;

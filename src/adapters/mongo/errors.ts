@@ -40,10 +40,36 @@ const UNAVAILABLE_CLASSES = [
   MongoStalePrimaryError,
 ];
 
+// Socket errors the driver sometimes lets through unwrapped (e.g. "write ECONNRESET" from a write on a
+// connection the peer just reset), and driver errors not exported as classes.
+const SOCKET_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTCONN",
+]);
+const UNAVAILABLE_NAMES = new Set(["MongoWaitQueueTimeoutError", "MongoPoolClearedError"]);
+
 /** True for errors that say the database cannot be reached, as opposed to a bad request or a bug. */
-export function isUnavailable(e: unknown): boolean {
+export function isUnavailable(e: unknown, depth = 0): boolean {
   if (UNAVAILABLE_CLASSES.some((cls) => e instanceof cls)) return true;
-  return e instanceof MongoServerError && typeof e.code === "number" && UNAVAILABLE_CODES.has(e.code);
+  if (!(e instanceof Error) || depth > 3) return false;
+  if (UNAVAILABLE_NAMES.has(e.name)) return true;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === "string" && SOCKET_CODES.has(code)) return true;
+  // A bulk write that failed on the network wraps the network error (as its errorResponse), with no
+  // write errors of its own.
+  if (e instanceof MongoBulkWriteError) {
+    const wrapped: unknown = (e as { errorResponse?: unknown }).errorResponse;
+    if (wrapped instanceof Error && wrapped !== e && isUnavailable(wrapped, depth + 1)) return true;
+  }
+  if (e instanceof MongoServerError && typeof e.code === "number" && UNAVAILABLE_CODES.has(e.code))
+    return true;
+  return e.cause !== undefined && e.cause !== e && isUnavailable(e.cause, depth + 1);
 }
 
 /**

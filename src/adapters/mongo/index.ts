@@ -1,4 +1,5 @@
 export { ensureIndexes } from "./indexes.ts";
+export { freshPing, type StoreLiveness, type StoreLivenessOptions, storeLiveness } from "./liveness.ts";
 export {
   connectMongo,
   createMongoRepositories,

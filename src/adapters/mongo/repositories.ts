@@ -1,5 +1,5 @@
 import { type Db, MongoClient, type MongoClientOptions } from "mongodb";
-import type { Repositories } from "../../app/ports/store.ts";
+import { type Repositories, StoreUnavailableError } from "../../app/ports/store.ts";
 import { collectionsOf } from "./collections.ts";
 import { MongoDeliveries } from "./deliveries.ts";
 import { MongoEndpoints } from "./endpoints.ts";
@@ -9,11 +9,40 @@ import { MongoIdempotency } from "./idempotency.ts";
 import { ensureIndexes } from "./indexes.ts";
 import { MongoTokens } from "./tokens.ts";
 
-/** Fail fast when the database is gone, so callers can answer 503 instead of hanging. */
+/**
+ * Fail fast when the database is gone, so callers can answer 503 instead of hanging, and never let a
+ * connection to a silent peer hold an operation forever (docs/adr/0010-database-outages.md): without a socket timeout, an
+ * operation in flight when the database vanished without a reset waits for TCP keepalive (about 14
+ * minutes), and once such operations hold every pooled connection, a checkout without a wait-queue timeout
+ * waits as long, while no new connection is ever opened.
+ */
 export const DEFAULT_CLIENT_OPTIONS: MongoClientOptions = {
   serverSelectionTimeoutMS: 3000,
   connectTimeoutMS: 3000,
+  // No single reply of Herald's commands takes this long on a working server, even a busy FerretDB.
+  socketTimeoutMS: 30_000,
+  waitQueueTimeoutMS: 10_000,
 };
+
+/** How long a readiness ping may take before the database counts as not answering. */
+export const PING_DEADLINE_MS = 3000;
+
+/** Rejects with StoreUnavailableError when `p` has not settled within `ms`. */
+function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new StoreUnavailableError()), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+}
 
 /** The repositories over one database; creates the indexes first. Driver outages become StoreUnavailableError. */
 export async function createMongoRepositories(db: Db, client: MongoClient): Promise<Repositories> {
@@ -31,7 +60,7 @@ export async function createMongoRepositories(db: Db, client: MongoClient): Prom
     idempotency: guarded(new MongoIdempotency(c.idempotency)),
     async ping() {
       try {
-        await db.command({ ping: 1 });
+        await withDeadline(db.command({ ping: 1 }), PING_DEADLINE_MS);
       } catch (e) {
         throw translate(e);
       }

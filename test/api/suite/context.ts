@@ -12,6 +12,7 @@ import { DeliverySchema } from "../../../src/adapters/http/routes/deliveries/sch
 import { EventSchema, PublishedEventSchema } from "../../../src/adapters/http/routes/events/schema.ts";
 import { WebhookSchema, WebhookWithSecretSchema } from "../../../src/adapters/http/routes/webhooks/schema.ts";
 import type { IssuedApiToken } from "../../support/api-harness.ts";
+import type { HoldingReceiver } from "../../support/holding-receiver.ts";
 
 /** Where the suite sends its requests: the app in-process, or a real server over the network. */
 export interface ApiTarget {
@@ -25,6 +26,11 @@ export interface ApiTarget {
   revokeToken?(token: string): Promise<void>;
   /** True when a delivery engine runs behind the target, so pending deliveries may be attempted while a test looks. */
   deliversInBackground: boolean;
+  /**
+   * With a background engine: a receiver the engine can reach that holds each request until released, so
+   * a test can act while an attempt is in flight instead of racing the engine.
+   */
+  holdingReceiver?(): Promise<HoldingReceiver>;
 }
 
 export const WEBHOOK_KEYS = [
