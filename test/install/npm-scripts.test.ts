@@ -81,7 +81,7 @@ describe("npm scripts", () => {
       await until(
         "Herald answers /healthz",
         async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok === true,
-        60_000,
+        120_000,
       );
       npm.kill("SIGTERM");
       expect(await exited, output).toEqual([0, null]);
@@ -95,17 +95,17 @@ describe("npm scripts", () => {
         // the group is gone: nothing was left behind
       }
     }
-  });
+  }, 180_000);
 
   it("npm prints its own errors: a mistyped script name says so on stderr and exits non-zero", async () => {
     const r = await run("npm", ["run", "strat"], { timeoutMs: 60_000 });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/Missing script: "strat"/);
-  });
+  }, 90_000);
 
   it("`npm run -s cli -- --version` prints only the CLI's output (no npm banner)", async () => {
     const r = await run("npm", ["run", "-s", "cli", "--", "--version"], { timeoutMs: 60_000 });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
-  });
+  }, 90_000);
 });
