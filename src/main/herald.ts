@@ -1,6 +1,8 @@
 import { createAesGcmCipher } from "../adapters/crypto/aes-gcm-cipher.ts";
 import { loadMasterKey } from "../adapters/crypto/master-key.ts";
 import { createHttpApp } from "../adapters/http/app.ts";
+import { createMemoryInsights, MemoryConsoleSessions } from "../adapters/memory/console.ts";
+import { createMongoConsoleStore } from "../adapters/mongo/console.ts";
 import { createMemoryRepositories } from "../adapters/memory/repositories.ts";
 import { createPrometheusMetrics } from "../adapters/metrics/prometheus.ts";
 import { type EmbeddedMongo, startEmbeddedMongo } from "../adapters/mongo/embedded.ts";
@@ -8,6 +10,9 @@ import { connectMongo } from "../adapters/mongo/index.ts";
 import { startScheduler } from "../adapters/scheduler/croner-scheduler.ts";
 import { systemClock, systemIds } from "../adapters/system.ts";
 import type { Config } from "../app/config.ts";
+import { consoleUseCases } from "../app/console.ts";
+import { consoleInsights } from "../app/console-insights.ts";
+import type { ConsoleSessionRepository, DeliveryInsights } from "../app/ports/console.ts";
 import { deliveryUseCases } from "../app/deliveries.ts";
 import type { AppDeps } from "../app/deps.ts";
 import { createDispatcher, type Dispatcher } from "../app/dispatcher.ts";
@@ -47,8 +52,14 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   // Set once the metrics exist; counts every MongoDB command (round trip) for /metrics.
   let onDbCommand = () => {};
   let repos: Repositories;
+  let consoleStore: { sessions: ConsoleSessionRepository; insights: DeliveryInsights };
   if (options.store === "memory") {
-    repos = createMemoryRepositories();
+    const memory = createMemoryRepositories();
+    repos = memory;
+    consoleStore = {
+      sessions: new MemoryConsoleSessions(),
+      insights: createMemoryInsights(() => memory.deliveries.rows.values()),
+    };
   } else {
     let uri = config.mongodbUri;
     if (!uri) {
@@ -59,6 +70,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     const connection = await connectMongo(uri, config.mongodbDb, { monitorCommands: true });
     connection.client.on("commandStarted", () => onDbCommand());
     repos = connection.repositories;
+    consoleStore = await createMongoConsoleStore(connection.db);
   }
 
   const cipher = await createAesGcmCipher(await loadMasterKey(config.masterKey, config.dataDir));
@@ -83,8 +95,9 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   const { metrics, render } = prometheus;
   onDbCommand = prometheus.dbCommand;
   const tokens = tokenUseCases({ tokens: repos.tokens, clock: systemClock, ids: systemIds });
+  const endpoints = endpointUseCases(deps);
   const app = createHttpApp({
-    endpoints: endpointUseCases(deps),
+    endpoints,
     events,
     deliveries: deliveryUseCases(deps),
     tools: endpointTools(deps, events),
@@ -93,6 +106,11 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     metrics: render,
     logger,
     version: VERSION,
+    console: {
+      use: consoleUseCases({ sessions: consoleStore.sessions, tokens, endpoints, clock: systemClock, ids: systemIds }),
+      insights: consoleInsights({ ...deps, insights: consoleStore.insights, version: VERSION }),
+      portalFrameAncestors: config.portalFrameAncestors,
+    },
   });
 
   const sender = options.makeSender(config);

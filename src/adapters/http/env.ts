@@ -6,6 +6,7 @@ import type { EventUseCases } from "../../app/events.ts";
 import type { Logger } from "../../app/logger.ts";
 import type { Scope } from "../../app/ports/paging.ts";
 import type { TokenUseCases } from "../../app/tokens.ts";
+import type { ConsoleDeps } from "./console/env.ts";
 
 /** What the HTTP edge needs, built once in the entry point. */
 export interface HttpDeps {
@@ -22,6 +23,8 @@ export interface HttpDeps {
   logger: Logger;
   /** Herald's version: the OpenAPI document's info.version. */
   version: string;
+  /** The browser console (/console), customer portal (/portal) and portal-session API; absent: not served. */
+  console?: ConsoleDeps | undefined;
 }
 
 /** Per-request values handlers read from `c.var`. */
