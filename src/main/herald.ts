@@ -2,9 +2,9 @@ import { createAesGcmCipher } from "../adapters/crypto/aes-gcm-cipher.ts";
 import { loadMasterKey } from "../adapters/crypto/master-key.ts";
 import { createHttpApp } from "../adapters/http/app.ts";
 import { createMemoryInsights, MemoryConsoleSessions } from "../adapters/memory/console.ts";
-import { createMongoConsoleStore } from "../adapters/mongo/console.ts";
 import { createMemoryRepositories } from "../adapters/memory/repositories.ts";
 import { createPrometheusMetrics } from "../adapters/metrics/prometheus.ts";
+import { createMongoConsoleStore } from "../adapters/mongo/console.ts";
 import { type EmbeddedMongo, startEmbeddedMongo } from "../adapters/mongo/embedded.ts";
 import { connectMongo } from "../adapters/mongo/index.ts";
 import { startScheduler } from "../adapters/scheduler/croner-scheduler.ts";
@@ -12,7 +12,6 @@ import { systemClock, systemIds } from "../adapters/system.ts";
 import type { Config } from "../app/config.ts";
 import { consoleUseCases } from "../app/console.ts";
 import { consoleInsights } from "../app/console-insights.ts";
-import type { ConsoleSessionRepository, DeliveryInsights } from "../app/ports/console.ts";
 import { deliveryUseCases } from "../app/deliveries.ts";
 import type { AppDeps } from "../app/deps.ts";
 import { createDispatcher, type Dispatcher } from "../app/dispatcher.ts";
@@ -21,6 +20,7 @@ import { endpointUseCases } from "../app/endpoints.ts";
 import { eventUseCases } from "../app/events.ts";
 import type { Logger } from "../app/logger.ts";
 import { maintenanceJobs } from "../app/maintenance.ts";
+import type { ConsoleSessionRepository, DeliveryInsights } from "../app/ports/console.ts";
 import type { Sender } from "../app/ports/sending.ts";
 import type { Repositories } from "../app/ports/store.ts";
 import { tokenUseCases } from "../app/tokens.ts";
@@ -107,7 +107,13 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     logger,
     version: VERSION,
     console: {
-      use: consoleUseCases({ sessions: consoleStore.sessions, tokens, endpoints, clock: systemClock, ids: systemIds }),
+      use: consoleUseCases({
+        sessions: consoleStore.sessions,
+        tokens,
+        endpoints,
+        clock: systemClock,
+        ids: systemIds,
+      }),
       insights: consoleInsights({ ...deps, insights: consoleStore.insights, version: VERSION }),
       portalFrameAncestors: config.portalFrameAncestors,
     },
