@@ -11,11 +11,12 @@ import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import { COLLECTIONS } from "./collections.ts";
 import type { DeliveryDoc } from "./documents.ts";
-import { guarded, translate } from "./errors.ts";
+import { guarded, isDuplicateKey, translate } from "./errors.ts";
 import { deliveryFromDoc } from "./mappers.ts";
 import { afterCursor, fetchSize, NEWEST_FIRST, toPage } from "./paging.ts";
 
 export const CONSOLE_SESSIONS = "console_sessions";
+export const CONSOLE_REDEMPTIONS = "console_redemptions";
 
 /** A console session, sign-in code or portal link as stored: snake_case, `_id` is the id. */
 export interface ConsoleSessionDoc {
@@ -63,8 +64,17 @@ const fromDoc = (d: ConsoleSessionDoc): ConsoleSessionRecord => ({
   revokedAt: d.revoked_at,
 });
 
+/** One redemption of a single-use record; the unique _id makes "first redeemer wins" atomic. */
+export interface RedemptionDoc {
+  _id: string;
+  at: Date;
+}
+
 export class MongoConsoleSessions implements ConsoleSessionRepository {
-  constructor(private readonly col: Collection<ConsoleSessionDoc>) {}
+  constructor(
+    private readonly col: Collection<ConsoleSessionDoc>,
+    private readonly redemptions: Collection<RedemptionDoc>,
+  ) {}
 
   async insert(record: ConsoleSessionRecord): Promise<void> {
     await this.col.insertOne(toDoc(record));
@@ -81,11 +91,18 @@ export class MongoConsoleSessions implements ConsoleSessionRepository {
   }
 
   async consume(hash: string, at: Date): Promise<ConsoleSessionRecord | null> {
-    // One conditional update: of two concurrent redemptions only one matches used_at: null.
-    const r = await this.col.updateOne({ hash, used_at: null, revoked_at: null }, { $set: { used_at: at } });
-    if (r.modifiedCount !== 1) return null;
     const d = await this.col.findOne({ hash });
-    return d ? fromDoc(d) : null;
+    if (!d || d.used_at !== null || d.revoked_at !== null) return null;
+    // An insert with a unique _id, not a conditional update: FerretDB v1 reads and writes a conditional
+    // update in two steps, so two concurrent redemptions could both match used_at: null.
+    try {
+      await this.redemptions.insertOne({ _id: d._id, at });
+    } catch (e) {
+      if (isDuplicateKey(e)) return null;
+      throw e;
+    }
+    await this.col.updateOne({ _id: d._id }, { $set: { used_at: at } });
+    return fromDoc({ ...d, used_at: at });
   }
 
   async revoke(scope: Scope, kind: ConsoleSessionKind, id: string, at: Date): Promise<boolean> {
@@ -97,7 +114,13 @@ export class MongoConsoleSessions implements ConsoleSessionRepository {
   }
 
   async deleteExpiredBefore(before: Date): Promise<number> {
-    const r = await this.col.deleteMany({ expires_at: { $lt: before } });
+    const expired = await this.col
+      .find({ expires_at: { $lt: before } }, { projection: { _id: 1 } })
+      .toArray();
+    if (expired.length === 0) return 0;
+    const ids = expired.map((d) => d._id);
+    await this.redemptions.deleteMany({ _id: { $in: ids } });
+    const r = await this.col.deleteMany({ _id: { $in: ids } });
     return r.deletedCount;
   }
 }
@@ -215,7 +238,7 @@ export async function createMongoConsoleStore(db: Db): Promise<MongoConsoleStore
     throw translate(e);
   }
   return {
-    sessions: guarded(new MongoConsoleSessions(sessions)),
+    sessions: guarded(new MongoConsoleSessions(sessions, db.collection<RedemptionDoc>(CONSOLE_REDEMPTIONS))),
     insights: guarded(new MongoDeliveryInsights(db.collection<DeliveryDoc>(COLLECTIONS.deliveries))),
   };
 }
