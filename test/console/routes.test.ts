@@ -38,8 +38,10 @@ describe("console: headers and sign-in", () => {
   it("answers every page with a strict CSP that forbids framing, and no inline script or style", async () => {
     const h = await makeConsoleHarness({ frameAncestors: ["https://app.example.com"] });
     const { b } = await h.signedIn();
+    const signInPage = await h.request("/console/sign-in");
+    expect(signInPage.status).toBe(200);
+    expect(signInPage.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
     for (const path of [
-      "/console/sign-in",
       "/console",
       "/console/deliveries",
       "/console/live",
