@@ -41,12 +41,7 @@ describe("console: headers and sign-in", () => {
     const signInPage = await h.request("/console/sign-in");
     expect(signInPage.status).toBe(200);
     expect(signInPage.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
-    for (const path of [
-      "/console",
-      "/console/deliveries",
-      "/console/live",
-      "/console/catalog",
-    ]) {
+    for (const path of ["/console", "/console/deliveries", "/console/live", "/console/catalog"]) {
       const res = await b.get(path);
       expect(res.status, path).toBe(200);
       const csp = res.headers.get("content-security-policy") ?? "";

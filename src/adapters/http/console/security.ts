@@ -38,7 +38,8 @@ export function securityHeaders(mode: Mode, frameAncestors: readonly string[]): 
     await next();
     c.header("Content-Security-Policy", contentSecurityPolicy(mode, frameAncestors));
     c.header("X-Content-Type-Options", "nosniff");
-    c.header("Referrer-Policy", "no-referrer");
+    // same-origin, not no-referrer: with no-referrer, Chromium sends "Origin: null" on form posts.
+    c.header("Referrer-Policy", "same-origin");
     c.header("Cross-Origin-Opener-Policy", "same-origin");
     c.header("Cross-Origin-Resource-Policy", "same-origin");
     if (mode === "console" || frameAncestors.length === 0) c.header("X-Frame-Options", "DENY");

@@ -42,7 +42,8 @@ export function page(frame: PageFrame, body: Html): Html {
 <head>
 <meta charset="utf-8" />
 <meta name="viewport" content="width=device-width, initial-scale=1" />
-<meta name="referrer" content="no-referrer" />
+<meta name="referrer" content="same-origin" />
+<link rel="icon" href="data:," />
 <title>${frame.title} · Herald ${frame.mode === "portal" ? "webhooks" : "Console"}</title>
 <link rel="stylesheet" href="${ASSET_CSS}" />
 <script type="module" src="${ASSET_JS}"></script>
