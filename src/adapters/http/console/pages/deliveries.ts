@@ -52,18 +52,18 @@ export function deliveriesPage(
     : html`<div class="empty"><p>No deliveries yet.</p><p>Deliveries appear when an event is published for a subscribed endpoint. Send a test event from an <a href="${base}">endpoint's page</a>.</p></div>`;
   return html`<h1>Deliveries</h1>
 <form method="get" action="${base}/deliveries" class="filters" aria-label="Filter deliveries">
-<label for="f-endpoint">Endpoint</label>
-<select id="f-endpoint" name="webhook_id">${option("", "all endpoints", q.webhook_id)}${endpoints.map((e) => option(e.id, e.url, q.webhook_id))}</select>
-<label for="f-status">Status</label>
-<select id="f-status" name="status">${option("", "any", q.status)}${DELIVERY_STATUSES.map((s) => option(s, s, q.status))}</select>
-<label for="f-type">Event type</label>
-<select id="f-type" name="event_type">${option("", "any", q.event_type)}${EVENT_TYPES.map((t) => option(t, t, q.event_type))}</select>
-<label for="f-event">Event id</label>
-<input id="f-event" name="event_id" type="text" value="${q.event_id ?? ""}" placeholder="evt_…" />
-<label for="f-since">Since</label>
-<input id="f-since" name="since" type="text" value="${q.since ?? ""}" placeholder="24h or UTC time" />
-<label for="f-until">Until</label>
-<input id="f-until" name="until" type="text" value="${q.until ?? ""}" placeholder="now" />
+<div><label for="f-endpoint">Endpoint</label>
+<select id="f-endpoint" name="webhook_id">${option("", "all endpoints", q.webhook_id)}${endpoints.map((e) => option(e.id, e.url, q.webhook_id))}</select></div>
+<div><label for="f-status">Status</label>
+<select id="f-status" name="status">${option("", "any", q.status)}${DELIVERY_STATUSES.map((s) => option(s, s, q.status))}</select></div>
+<div><label for="f-type">Event type</label>
+<select id="f-type" name="event_type">${option("", "any", q.event_type)}${EVENT_TYPES.map((t) => option(t, t, q.event_type))}</select></div>
+<div><label for="f-event">Event id</label>
+<input id="f-event" name="event_id" type="text" value="${q.event_id ?? ""}" placeholder="evt_…" /></div>
+<div><label for="f-since">Since</label>
+<input id="f-since" name="since" type="text" value="${q.since ?? ""}" placeholder="24h or UTC time" /></div>
+<div><label for="f-until">Until</label>
+<input id="f-until" name="until" type="text" value="${q.until ?? ""}" placeholder="now" /></div>
 <button type="submit">Filter</button>
 </form>
 ${items.length === 0 ? empty : deliveryTable(base, items, urls)}
