@@ -143,6 +143,28 @@ describe("console: headers and sign-in", () => {
   });
 });
 
+describe("console: page weight", () => {
+  it("loads the overview, its stylesheet and its script in under 32 KiB, with nothing else to fetch", async () => {
+    const h = await makeConsoleHarness();
+    const { b, token } = await h.signedIn();
+    for (let i = 0; i < 5; i++) {
+      await h.api(token, "/webhooks", {
+        method: "POST",
+        body: JSON.stringify({ url: `${HOOK}/${i}`, events: ["message.delivered"] }),
+      });
+    }
+    const html = await (await b.get("/console")).text();
+    const assets = [...html.matchAll(/(?:href|src)="(\/console\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(assets).toHaveLength(2);
+    let bytes = new TextEncoder().encode(html).length;
+    for (const a of assets) bytes += (await (await h.request(a)).arrayBuffer()).byteLength;
+    expect(bytes).toBeLessThan(32 * 1024);
+    // No other subresource: no images, fonts or frames to fetch.
+    expect(html).not.toMatch(/<(img|iframe|object|embed)\b/);
+    expect(html.match(/<(link|script)\b/g)).toHaveLength(3);
+  });
+});
+
 describe("console: cross-site request forgery", () => {
   it("refuses a state change without the session's token, from another site, or from another origin", async () => {
     const h = await makeConsoleHarness();
