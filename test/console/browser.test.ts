@@ -127,6 +127,10 @@ describe("the console in Chromium", { timeout: 120_000 }, () => {
     });
     await expect(page.getByText("No endpoints yet.")).toBeDefined();
     await page.getByText("No endpoints yet.").waitFor();
+    // Keyboard first: the first Tab reaches "Skip to content", and focus is visible.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+    expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).toBe("solid");
     await shot(page, "overview-empty");
   });
 

@@ -17,7 +17,7 @@ import { tokenUseCases } from "../../src/app/tokens.ts";
 export const ORIGIN = "http://herald.test";
 
 /** The whole HTTP app with the console, over memory, called in-process; its clock can be moved forward. */
-export async function makeConsoleHarness(options: { frameAncestors?: string[] } = {}) {
+export async function makeConsoleHarness(options: { frameAncestors?: string[]; livePollMs?: number } = {}) {
   const repos = createMemoryRepositories();
   let offsetMs = 0;
   let last = 0;
@@ -62,6 +62,7 @@ export async function makeConsoleHarness(options: { frameAncestors?: string[] } 
         version: "0.0.0-test",
       }),
       portalFrameAncestors: options.frameAncestors ?? [],
+      livePollMs: options.livePollMs ?? 50,
     },
   });
 

@@ -302,6 +302,78 @@ describe("console: pages and actions through the use cases", () => {
   });
 });
 
+describe("console: live", () => {
+  it("streams attempts written to the store by any process, and only the project's own", async () => {
+    const h = await makeConsoleHarness();
+    const { b, scope } = await h.signedIn();
+    const controller = new AbortController();
+    const res = await h.request("/console/live/stream", {
+      headers: { Cookie: b.cookie! },
+      signal: controller.signal,
+    });
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    const reader = res.body!.getReader();
+    let text = "";
+    const readUntil = async (needle: string) => {
+      const deadline = Date.now() + 10_000;
+      while (!text.includes(needle)) {
+        if (Date.now() > deadline) throw new Error(`no ${needle} in the stream:\n${text}`);
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`stream ended:\n${text}`);
+        text += new TextDecoder().decode(value);
+      }
+    };
+    await readUntil("event: ready");
+    // Written straight to the store, as another Herald process sharing the database would.
+    const now = new Date();
+    const base = {
+      tenantId: scope.tenantId,
+      projectId: scope.projectId,
+      eventType: "message.delivered" as const,
+      attempt: 1,
+      trigger: "automatic" as const,
+      url: HOOK,
+      responseBody: null,
+      durationMs: 12,
+      scheduledAt: now,
+      nextAttemptAt: null,
+      createdAt: now,
+    };
+    const foreign = { ...base, id: crypto.randomUUID(), tenantId: crypto.randomUUID() };
+    const mine = { ...base, id: crypto.randomUUID() };
+    await h.repos.deliveries.insertMany([
+      {
+        ...foreign,
+        webhookId: crypto.randomUUID(),
+        eventId: "evt_foreign",
+        status: "failed",
+        responseStatus: 500,
+        error: "http_status",
+        attemptedAt: now,
+      },
+      {
+        ...mine,
+        webhookId: crypto.randomUUID(),
+        eventId: "evt_mine",
+        status: "failed",
+        responseStatus: 503,
+        error: "http_status",
+        attemptedAt: now,
+      },
+    ]);
+    await readUntil(mine.id);
+    controller.abort();
+    const line = text.split("\n").find((l) => l.startsWith("data:") && l.includes(mine.id))!;
+    expect(JSON.parse(line.slice(5))).toMatchObject({
+      id: mine.id,
+      status: "failed",
+      response_status: 503,
+      event_id: "evt_mine",
+    });
+    expect(text).not.toContain(foreign.id);
+  });
+});
+
 describe("console: tenancy", () => {
   it("shows a project nothing of another's, in any page or action", async () => {
     const h = await makeConsoleHarness();
