@@ -93,7 +93,7 @@ export function consoleInsights(deps: AppDeps & { insights: DeliveryInsights; ve
         else if (a.status === "failed") b.failed++;
         else b.other++;
       }
-      const due = await insights.dueStats(reach.scope, now);
+      const due = await insights.dueStats(reach.scope, now, reach.webhookIds);
       return {
         endpoints: shown.map((endpoint) => {
           const s = perEndpoint.get(endpoint.id) ?? { n: 0, ok: 0, bad: 0 };

@@ -96,6 +96,16 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   onDbCommand = prometheus.dbCommand;
   const tokens = tokenUseCases({ tokens: repos.tokens, clock: systemClock, ids: systemIds });
   const endpoints = endpointUseCases(deps);
+  const consoleUse = consoleUseCases({
+    sessions: consoleStore.sessions,
+    tokens,
+    endpoints,
+    clock: systemClock,
+    ids: systemIds,
+  });
+  // Expired console sessions, sign-in codes and portal links are forgotten a day after they expire.
+  const purgeConsole = setInterval(() => void consoleUse.purgeExpired().catch(() => {}), 3_600_000);
+  (purgeConsole as { unref?: () => void }).unref?.();
   const app = createHttpApp({
     endpoints,
     events,
@@ -107,13 +117,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     logger,
     version: VERSION,
     console: {
-      use: consoleUseCases({
-        sessions: consoleStore.sessions,
-        tokens,
-        endpoints,
-        clock: systemClock,
-        ids: systemIds,
-      }),
+      use: consoleUse,
       insights: consoleInsights({ ...deps, insights: consoleStore.insights, version: VERSION }),
       portalFrameAncestors: config.portalFrameAncestors,
     },
@@ -171,6 +175,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     repos,
     async stop(graceMs = 10_000) {
       scheduler.stop();
+      clearInterval(purgeConsole);
       await d.stop(graceMs);
       await events.flushBookkeeping();
       await sender.close();

@@ -435,6 +435,8 @@ describe("customer portal", () => {
     const html = await home.text();
     expect(html).toContain(mine.id);
     expect(html).not.toContain(theirs.id);
+    // The backlog counts only the portal's endpoints (both have one pending delivery).
+    expect(html).toContain('<dd id="due-backlog">1</dd>');
     expect(html).not.toContain("/console/catalog");
 
     expect((await p.get(`/portal/endpoints/${mine.id}`)).status).toBe(200);

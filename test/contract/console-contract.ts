@@ -126,6 +126,14 @@ export function consoleContract(name: string, make: () => Promise<ConsoleContrac
         count: 0,
         oldestScheduledAt: null,
       });
+      expect(await s().insights.dueStats(scope, at(1000), [w1])).toEqual({
+        count: 0,
+        oldestScheduledAt: null,
+      });
+      expect(await s().insights.dueStats(scope, at(1000), [w1, w2])).toEqual({
+        count: 1,
+        oldestScheduledAt: at(100),
+      });
     });
 
     it("lists deliveries across endpoints newest first, filtered and paged, within the project", async () => {

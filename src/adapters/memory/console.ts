@@ -137,9 +137,12 @@ export function createMemoryInsights(deliveries: () => Iterable<Delivery>): Deli
         .map(plain);
     },
 
-    async dueStats(scope: Scope, now: Date) {
+    async dueStats(scope: Scope, now: Date, webhookIds?: readonly string[] | null) {
       const due = all(scope).filter(
-        (d) => d.status === "pending" && d.scheduledAt.getTime() <= now.getTime(),
+        (d) =>
+          d.status === "pending" &&
+          d.scheduledAt.getTime() <= now.getTime() &&
+          (webhookIds == null || webhookIds.includes(d.webhookId)),
       );
       const oldest = due.reduce<Date | null>(
         (min, d) => (min === null || d.scheduledAt < min ? d.scheduledAt : min),

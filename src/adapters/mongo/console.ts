@@ -209,12 +209,17 @@ export class MongoDeliveryInsights implements DeliveryInsights {
       .map(deliveryFromDoc);
   }
 
-  async dueStats(scope: Scope, now: Date): Promise<{ count: number; oldestScheduledAt: Date | null }> {
+  async dueStats(
+    scope: Scope,
+    now: Date,
+    webhookIds?: readonly string[] | null,
+  ): Promise<{ count: number; oldestScheduledAt: Date | null }> {
     const due: Filter<DeliveryDoc> = {
       ...this.scoped(scope),
       status: "pending",
       scheduled_at: { $lte: now },
     };
+    if (webhookIds != null) due.webhook_id = { $in: [...webhookIds] };
     const [count, oldest] = await Promise.all([
       this.col.countDocuments(due),
       this.col.findOne(due, { sort: { scheduled_at: 1 }, projection: { scheduled_at: 1 } }),

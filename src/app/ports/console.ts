@@ -73,6 +73,10 @@ export interface DeliveryInsights {
   ): Promise<Page<Delivery>>;
   /** Deliveries created or attempted at or after `since`, oldest change first, at most `limit` (live view). */
   changedSince(scope: Scope, since: Date, limit: number): Promise<Delivery[]>;
-  /** Pending deliveries of the project due at `now`, and the oldest one's scheduled time. */
-  dueStats(scope: Scope, now: Date): Promise<{ count: number; oldestScheduledAt: Date | null }>;
+  /** Pending deliveries of the project (or of some of its endpoints) due at `now`, and the oldest one's scheduled time. */
+  dueStats(
+    scope: Scope,
+    now: Date,
+    webhookIds?: readonly string[] | null,
+  ): Promise<{ count: number; oldestScheduledAt: Date | null }>;
 }
