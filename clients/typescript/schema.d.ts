@@ -652,7 +652,7 @@ export interface components {
             /**
              * Format: uri
              * @description Opens the customer portal; works until it expires or is revoked. Treat it as a secret.
-             * @example https://herald.example.com/portal/enter/3q2-…
+             * @example https://herald.example.com/portal/enter?code=3q2-…
              */
             url: string;
             /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
 import { recordingIo } from "../cli/helpers.ts";
-import { makeConsoleHarness, ORIGIN } from "./console-harness.ts";
+import { makeConsoleHarness, ORIGIN, pathOf } from "./console-harness.ts";
 
 // `herald console` and `herald portal create|revoke`, run in-process against the app with the console.
 
@@ -58,7 +58,7 @@ describe("herald portal", () => {
     const link = JSON.parse(r.out) as { id: string; url: string; webhook_ids: string[] };
     expect(link.webhook_ids).toEqual([webhookId]);
     const p = h.browser("herald_portal");
-    await p.get(new URL(link.url).pathname);
+    await p.get(pathOf(link.url));
     expect((await p.get("/portal")).status).toBe(200);
 
     const revoked = await cli(h, token, ["portal", "revoke", link.id]);

@@ -1,6 +1,7 @@
 import { createAesGcmCipher } from "../../src/adapters/crypto/aes-gcm-cipher.ts";
 import { createHttpApp } from "../../src/adapters/http/app.ts";
 import type { HttpApp } from "../../src/adapters/http/env.ts";
+import { createJsonLogger } from "../../src/adapters/json-logger.ts";
 import { createMemoryInsights, MemoryConsoleSessions } from "../../src/adapters/memory/console.ts";
 import { createMemoryRepositories } from "../../src/adapters/memory/repositories.ts";
 import { systemIds } from "../../src/adapters/system.ts";
@@ -11,14 +12,20 @@ import type { AppDeps } from "../../src/app/deps.ts";
 import { endpointTools } from "../../src/app/endpoint-tools.ts";
 import { endpointUseCases } from "../../src/app/endpoints.ts";
 import { eventUseCases } from "../../src/app/events.ts";
-import { silentLogger } from "../../src/app/logger.ts";
 import { tokenUseCases } from "../../src/app/tokens.ts";
 
 export const ORIGIN = "http://herald.test";
 
+/** The path and query of a URL the app handed out, to request it in-process. */
+export const pathOf = (url: string): string => {
+  const u = new URL(url);
+  return u.pathname + u.search;
+};
+
 /** The whole HTTP app with the console, over memory, called in-process; its clock can be moved forward. */
 export async function makeConsoleHarness(options: { frameAncestors?: string[]; livePollMs?: number } = {}) {
   const repos = createMemoryRepositories();
+  const logLines: string[] = [];
   let offsetMs = 0;
   let last = 0;
   const clock = {
@@ -46,7 +53,7 @@ export async function makeConsoleHarness(options: { frameAncestors?: string[]; l
     tokens,
     ping: () => repos.ping(),
     metrics: async () => "",
-    logger: silentLogger,
+    logger: createJsonLogger("debug", (line) => logLines.push(line)),
     version: "0.0.0-test",
     console: {
       use: consoleUseCases({
@@ -124,6 +131,8 @@ export async function makeConsoleHarness(options: { frameAncestors?: string[]; l
   return {
     app,
     repos,
+    /** Every JSON log line the app wrote. */
+    logLines,
     request,
     browser,
     advance(ms: number) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { makeConsoleHarness } from "./console-harness.ts";
+import { makeConsoleHarness, pathOf } from "./console-harness.ts";
 
 const HOOK = "http://127.0.0.1:9/hook";
 
@@ -425,7 +425,7 @@ describe("customer portal", () => {
     expect(Date.parse(link.expires_at) - Date.now()).toBeGreaterThan(3500_000);
 
     const p = h.browser("herald_portal");
-    const entered = await p.get(new URL(link.url).pathname);
+    const entered = await p.get(pathOf(link.url));
     expect(entered.status).toBe(303);
     expect(entered.headers.get("location")).toBe("/portal");
     const home = await p.get("/portal");
@@ -453,6 +453,13 @@ describe("customer portal", () => {
     // The portal's cookie does not open the console.
     expect((await h.request("/console", { headers: { Cookie: p.cookie! } })).status).toBe(303);
     expect((await p.get("/portal/catalog")).status).toBe(404);
+    // Neither the link's secret, the session cookie nor the API token reaches the log.
+    const secretOfLink = new URL(link.url).searchParams.get("code")!;
+    const logs = h.logLines.join("\n");
+    expect(h.logLines.length).toBeGreaterThan(5);
+    expect(logs).not.toContain(secretOfLink);
+    expect(logs).not.toContain(p.cookie!.split("=")[1]!);
+    expect(logs).not.toContain(token);
   });
 
   it("refuses a revoked link and signs out the browsers it opened", async () => {
@@ -463,14 +470,14 @@ describe("customer portal", () => {
       url: string;
     };
     const p = h.browser("herald_portal");
-    await p.get(new URL(link.url).pathname);
+    await p.get(pathOf(link.url));
     expect((await p.get("/portal")).status).toBe(200);
     const other = await h.newToken();
     expect((await h.api(other.token, `/portal-sessions/${link.id}`, { method: "DELETE" })).status).toBe(404);
     expect((await h.api(token, `/portal-sessions/${link.id}`, { method: "DELETE" })).status).toBe(204);
     expect((await h.api(token, `/portal-sessions/${link.id}`, { method: "DELETE" })).status).toBe(404);
     expect((await p.get("/portal")).status).toBe(401);
-    expect((await h.browser("herald_portal").get(new URL(link.url).pathname)).status).toBe(401);
+    expect((await h.browser("herald_portal").get(pathOf(link.url))).status).toBe(401);
   });
 
   it("refuses an expired link, and validates what it is asked for", async () => {
@@ -480,11 +487,11 @@ describe("customer portal", () => {
       await h.api(token, "/portal-sessions", { method: "POST", body: JSON.stringify({ expires_in: 60 }) })
     ).json()) as { url: string };
     const p = h.browser("herald_portal");
-    await p.get(new URL(link.url).pathname);
+    await p.get(pathOf(link.url));
     expect((await p.get("/portal")).status).toBe(200);
     h.advance(61_000);
     expect((await p.get("/portal")).status).toBe(401);
-    expect((await h.browser("herald_portal").get(new URL(link.url).pathname)).status).toBe(401);
+    expect((await h.browser("herald_portal").get(pathOf(link.url))).status).toBe(401);
 
     const tooLong = await h.api(token, "/portal-sessions", {
       method: "POST",

@@ -124,9 +124,11 @@ export function consoleApp(deps: HttpDeps, cd: ConsoleDeps): Hono<ConsoleEnv> {
     );
   });
 
-  // A customer portal link: opens a restricted session; the address bar then shows /portal/ only.
-  app.get("/portal/enter/:secret", async (c) => {
-    const issued = await use.enterPortal(c.req.param("secret"));
+  // A customer portal link: opens a restricted session; the address bar then shows /portal only. The
+  // secret is in the query, which the access log never writes (it writes the path).
+  app.get("/portal/enter", async (c) => {
+    const code = c.req.query("code") ?? "";
+    const issued = /^[A-Za-z0-9_-]{43}$/.test(code) ? await use.enterPortal(code) : null;
     if (!issued) {
       return c.html(
         page(

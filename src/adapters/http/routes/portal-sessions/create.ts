@@ -39,7 +39,7 @@ export function register(app: HttpApp, deps: HttpDeps): void {
     return c.json(
       {
         id: record.id,
-        url: `${new URL(c.req.url).origin}/portal/enter/${secret}`,
+        url: `${new URL(c.req.url).origin}/portal/enter?code=${secret}`,
         expires_at: isoMillis(record.expiresAt),
         webhook_ids: record.webhookIds,
       },

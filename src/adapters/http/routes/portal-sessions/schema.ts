@@ -27,7 +27,7 @@ export const PortalSessionSchema = z
     url: z.string().openapi({
       format: "uri",
       description: "Opens the customer portal; works until it expires or is revoked. Treat it as a secret.",
-      example: "https://herald.example.com/portal/enter/3q2-…",
+      example: "https://herald.example.com/portal/enter?code=3q2-…",
     }),
     expires_at: z.iso.datetime().openapi({ example: "2026-11-21T11:00:00.000Z" }),
     webhook_ids: z
