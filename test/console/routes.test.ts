@@ -374,6 +374,35 @@ describe("console: live", () => {
   });
 });
 
+describe("console: endpoint state", () => {
+  it("disables and enables an endpoint, and deletes it only when the deletion is confirmed", async () => {
+    const h = await makeConsoleHarness();
+    const { b, token } = await h.signedIn();
+    const e = await createEndpoint(h, token);
+    const state = async () => (await h.api(token, `/webhooks/${e.id}`)).status;
+    expect((await b.post(`/console/endpoints/${e.id}/disable`, { _csrf: await b.csrf() })).status).toBe(303);
+    const disabled = await (await b.get(`/console/endpoints/${e.id}`)).text();
+    expect(disabled).toContain("disabled</strong> (manual)");
+    expect((await b.post(`/console/endpoints/${e.id}/enable`, { _csrf: await b.csrf() })).status).toBe(303);
+    expect(await (await b.get(`/console/endpoints/${e.id}?notice=enabled`)).text()).toContain(
+      "Endpoint enabled.",
+    );
+
+    const unconfirmed = await b.post(`/console/endpoints/${e.id}/delete`, { _csrf: await b.csrf() });
+    expect(unconfirmed.status).toBe(422);
+    expect(await unconfirmed.text()).toContain("confirm: must be ticked");
+    expect(await state()).toBe(200);
+    const deleted = await b.post(`/console/endpoints/${e.id}/delete`, {
+      _csrf: await b.csrf(),
+      confirm: "yes",
+    });
+    expect(deleted.status).toBe(303);
+    expect(deleted.headers.get("location")).toBe("/console?notice=deleted");
+    expect(await state()).toBe(404);
+    expect((await b.get(`/console/endpoints/${e.id}`)).status).toBe(404);
+  });
+});
+
 describe("console: tenancy", () => {
   it("shows a project nothing of another's, in any page or action", async () => {
     const h = await makeConsoleHarness();

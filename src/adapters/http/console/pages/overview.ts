@@ -37,8 +37,8 @@ export function outcomeChart(buckets: OutcomeBucket[]): Html {
 <title id="chart-title">Deliveries by outcome, per hour, last 24 hours</title>
 <desc id="chart-desc">${total} attempts in total; the peak hour had ${max === 1 && total === 0 ? 0 : max}.</desc>
 <line class="axis" x1="${pad}" y1="${H - pad}" x2="${W}" y2="${H - pad}"></line>
-<text class="tick" x="${pad}" y="${H - 6}">${first ? `${first.toISOString().slice(11, 16)} UTC` : ""}</text>
-<text class="tick end" x="${W}" y="${H - 6}">${last ? `${last.toISOString().slice(11, 16)} UTC` : ""}</text>
+<text class="tick" x="${pad}" y="${H - 6}">${first ? `${first.toISOString().slice(11, 16)} UTC, 23 h ago` : ""}</text>
+<text class="tick end" x="${W}" y="${H - 6}">${last ? `${last.toISOString().slice(11, 16)} UTC, this hour` : ""}</text>
 <text class="tick" x="0" y="${pad + 4}">${max}</text>
 ${bars}
 </svg>
