@@ -122,6 +122,23 @@ const masterKey = z
     return z.NEVER;
   });
 
+// Origins that may frame the customer portal: space- or comma-separated http(s) origins (or 'self').
+const frameAncestors = z
+  .string()
+  .default("")
+  .transform((text, ctx) => {
+    const items = text.split(/[\s,]+/).filter(Boolean);
+    const bad = items.find((o) => o !== "'self'" && !/^https?:\/\/(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?$/.test(o));
+    if (bad !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        message: `HERALD_PORTAL_FRAME_ANCESTORS must be origins like https://app.example.com separated by spaces (got "${bad}")`,
+      });
+      return z.NEVER;
+    }
+    return items;
+  });
+
 const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 
 export const configSchema = z.object({
@@ -155,6 +172,7 @@ export const configSchema = z.object({
   HERALD_STORE: z
     .enum(["mongo", "memory"], { error: "HERALD_STORE must be mongo or memory" })
     .default("mongo"),
+  HERALD_PORTAL_FRAME_ANCESTORS: frameAncestors,
   HERALD_LOG_LEVEL: z
     .string()
     .default("info")
@@ -187,6 +205,8 @@ export interface Config {
   logLevel: LogLevel;
   /** mongo (default) or memory: everything in process memory, lost on exit (benchmarks, demos). */
   store: "mongo" | "memory";
+  /** Origins allowed to embed the customer portal in an iframe; empty: none. */
+  portalFrameAncestors: string[];
 }
 
 export class ConfigError extends Error {
@@ -226,5 +246,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     allowHttpUrls: c.HERALD_ALLOW_HTTP_URLS,
     logLevel: c.HERALD_LOG_LEVEL,
     store: c.HERALD_STORE,
+    portalFrameAncestors: c.HERALD_PORTAL_FRAME_ANCESTORS,
   };
 }

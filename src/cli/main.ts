@@ -1,17 +1,20 @@
 import { VERSION } from "../version.ts";
 import { API_ENVIRONMENT, type CliDeps, type CommandGroup, runCommand, runGroup } from "./command.ts";
+import { consoleCommand } from "./console.ts";
 import { deliveriesGroup } from "./deliveries.ts";
 import { eventsGroup } from "./events.ts";
 import { CliError, type Io } from "./io.ts";
 import { listenCommand } from "./listen.ts";
+import { portalGroup } from "./portal.ts";
 import { webhooksGroup } from "./webhooks.ts";
 
-const GROUPS: CommandGroup[] = [webhooksGroup, deliveriesGroup, eventsGroup];
+const GROUPS: CommandGroup[] = [webhooksGroup, deliveriesGroup, eventsGroup, portalGroup];
 
 function topHelp(): string {
   const rows: [string, string][] = [
     ...GROUPS.flatMap((g) => g.commands.map((c): [string, string] => [c.name, c.summary])),
     [listenCommand.name, listenCommand.summary],
+    [consoleCommand.name, consoleCommand.summary],
     ["tokens create|list|revoke", "Manage API tokens (talks to the database directly)"],
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
@@ -64,6 +67,8 @@ export async function runCli(argv: string[], io: Io, deps: CliDeps = {}): Promis
         return 0;
       case "listen":
         return await runCommand(listenCommand, rest, io, deps);
+      case "console":
+        return await runCommand(consoleCommand, rest, io, deps);
       case "tokens": {
         // Loaded on demand: it brings the database driver, which no other command needs.
         const { tokensCommand } = await import("./tokens.ts");

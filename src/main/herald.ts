@@ -1,13 +1,17 @@
 import { createAesGcmCipher } from "../adapters/crypto/aes-gcm-cipher.ts";
 import { loadMasterKey } from "../adapters/crypto/master-key.ts";
 import { createHttpApp } from "../adapters/http/app.ts";
+import { createMemoryInsights, MemoryConsoleSessions } from "../adapters/memory/console.ts";
 import { createMemoryRepositories } from "../adapters/memory/repositories.ts";
 import { createPrometheusMetrics } from "../adapters/metrics/prometheus.ts";
+import { createMongoConsoleStore } from "../adapters/mongo/console.ts";
 import { type EmbeddedMongo, startEmbeddedMongo } from "../adapters/mongo/embedded.ts";
 import { connectMongo, freshPing, type StoreLiveness, storeLiveness } from "../adapters/mongo/index.ts";
 import { startScheduler } from "../adapters/scheduler/croner-scheduler.ts";
 import { systemClock, systemIds } from "../adapters/system.ts";
 import type { Config } from "../app/config.ts";
+import { consoleUseCases } from "../app/console.ts";
+import { consoleInsights } from "../app/console-insights.ts";
 import { deliveryUseCases } from "../app/deliveries.ts";
 import type { AppDeps } from "../app/deps.ts";
 import { createDispatcher, type Dispatcher } from "../app/dispatcher.ts";
@@ -16,6 +20,7 @@ import { endpointUseCases } from "../app/endpoints.ts";
 import { eventUseCases } from "../app/events.ts";
 import type { Logger } from "../app/logger.ts";
 import { maintenanceJobs } from "../app/maintenance.ts";
+import type { ConsoleSessionRepository, DeliveryInsights } from "../app/ports/console.ts";
 import type { Sender } from "../app/ports/sending.ts";
 import type { Repositories } from "../app/ports/store.ts";
 import { tokenUseCases } from "../app/tokens.ts";
@@ -48,8 +53,14 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   let onDbCommand = () => {};
   let repos: Repositories;
   let liveness: StoreLiveness | null = null;
+  let consoleStore: { sessions: ConsoleSessionRepository; insights: DeliveryInsights };
   if (options.store === "memory") {
-    repos = createMemoryRepositories();
+    const memory = createMemoryRepositories();
+    repos = memory;
+    consoleStore = {
+      sessions: new MemoryConsoleSessions(),
+      insights: createMemoryInsights(() => memory.deliveries.rows.values()),
+    };
   } else {
     let uri = config.mongodbUri;
     if (!uri) {
@@ -76,6 +87,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     });
     const l = liveness;
     connection.client.on("commandSucceeded", () => l.noteSuccess());
+    consoleStore = await createMongoConsoleStore(connection.db);
   }
 
   const cipher = await createAesGcmCipher(await loadMasterKey(config.masterKey, config.dataDir));
@@ -100,8 +112,19 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   const { metrics, render } = prometheus;
   onDbCommand = prometheus.dbCommand;
   const tokens = tokenUseCases({ tokens: repos.tokens, clock: systemClock, ids: systemIds });
+  const endpoints = endpointUseCases(deps);
+  const consoleUse = consoleUseCases({
+    sessions: consoleStore.sessions,
+    tokens,
+    endpoints,
+    clock: systemClock,
+    ids: systemIds,
+  });
+  // Expired console sessions, sign-in codes and portal links are forgotten a day after they expire.
+  const purgeConsole = setInterval(() => void consoleUse.purgeExpired().catch(() => {}), 3_600_000);
+  (purgeConsole as { unref?: () => void }).unref?.();
   const app = createHttpApp({
-    endpoints: endpointUseCases(deps),
+    endpoints,
     events,
     deliveries: deliveryUseCases(deps),
     tools: endpointTools(deps, events),
@@ -112,6 +135,11 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     logger,
     rateLimit: config.rateLimit ? { limit: config.rateLimit, clock: systemClock } : null,
     version: VERSION,
+    console: {
+      use: consoleUse,
+      insights: consoleInsights({ ...deps, insights: consoleStore.insights, version: VERSION }),
+      portalFrameAncestors: config.portalFrameAncestors,
+    },
   });
 
   const sender = options.makeSender(config);
@@ -167,6 +195,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     async stop(graceMs = 10_000) {
       scheduler.stop();
       liveness?.stop();
+      clearInterval(purgeConsole);
       await d.stop(graceMs);
       await events.flushBookkeeping();
       await sender.close();

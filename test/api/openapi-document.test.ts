@@ -54,6 +54,7 @@ describe("the OpenAPI document", () => {
     );
     const api = operations.filter((o) => o.path.startsWith("/api/v1/"));
     expect(api.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort()).toEqual([
+      "DELETE /api/v1/portal-sessions/{id}",
       "DELETE /api/v1/webhooks/{id}",
       "GET /api/v1/events/{id}",
       "GET /api/v1/webhooks",
@@ -62,6 +63,7 @@ describe("the OpenAPI document", () => {
       "GET /api/v1/webhooks/{id}/deliveries",
       "PATCH /api/v1/webhooks/{id}",
       "POST /api/v1/events",
+      "POST /api/v1/portal-sessions",
       "POST /api/v1/webhooks",
       "POST /api/v1/webhooks/deliveries/{delivery_id}/retry",
       "POST /api/v1/webhooks/{id}/enable",

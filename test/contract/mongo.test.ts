@@ -1,14 +1,22 @@
 import { describe, expect, it } from "vitest";
 import { COLLECTIONS } from "../../src/adapters/mongo/collections.ts";
+import { createMongoConsoleStore } from "../../src/adapters/mongo/console.ts";
 import type { DeliveryDoc } from "../../src/adapters/mongo/documents.ts";
 import { connectMongo } from "../../src/adapters/mongo/index.ts";
 import { ensureIndexes, INDEXES } from "../../src/adapters/mongo/indexes.ts";
 import { StoreUnavailableError } from "../../src/app/ports/store.ts";
 import { freshMongoRepositories } from "../support/mongo.ts";
+import { consoleContract } from "./console-contract.ts";
 import { aDelivery, at, ids, newScope } from "./fixtures.ts";
 import { repositoryContract } from "./repository-contract.ts";
 
 repositoryContract("mongo", () => freshMongoRepositories("herald_test_contract"));
+
+consoleContract("mongo", async () => {
+  const fresh = await freshMongoRepositories("herald_test_console");
+  const store = await createMongoConsoleStore(fresh.db);
+  return { repos: fresh.repos, ...store, cleanup: fresh.cleanup };
+});
 
 describe("mongo adapter", () => {
   it("creates every index, and creating them again changes nothing", async () => {

@@ -1,4 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { consoleApp } from "./console/index.ts";
 import { registerDocs } from "./docs.ts";
 import type { AppEnv, HttpApp, HttpDeps } from "./env.ts";
 import { allowedMethodsOf } from "./method-not-allowed.ts";
@@ -16,6 +17,7 @@ import * as publishEvent from "./routes/events/publish.ts";
 import * as healthz from "./routes/operations/healthz.ts";
 import * as metrics from "./routes/operations/metrics.ts";
 import * as readyz from "./routes/operations/readyz.ts";
+import * as portalSessions from "./routes/portal-sessions/index.ts";
 import * as createWebhook from "./routes/webhooks/create.ts";
 import * as deleteWebhook from "./routes/webhooks/delete.ts";
 import * as enableWebhook from "./routes/webhooks/enable.ts";
@@ -69,7 +71,9 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
 
   const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   for (const r of API_ROUTES) r.register(api, deps);
+  portalSessions.register(api, deps);
   app.route(API_PREFIX, api);
+  if (deps.console) app.route("/", consoleApp(deps, deps.console));
 
   healthz.register(app, deps);
   readyz.register(app, deps);

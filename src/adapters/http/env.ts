@@ -8,6 +8,7 @@ import type { Logger } from "../../app/logger.ts";
 import type { Scope } from "../../app/ports/paging.ts";
 import type { Clock } from "../../app/ports/system.ts";
 import type { TokenUseCases } from "../../app/tokens.ts";
+import type { ConsoleDeps } from "./console/env.ts";
 
 /** What the HTTP edge needs, built once in the entry point. */
 export interface HttpDeps {
@@ -28,6 +29,8 @@ export interface HttpDeps {
   rateLimit?: { limit: RateLimit; clock: Clock } | null;
   /** Herald's version: the OpenAPI document's info.version. */
   version: string;
+  /** The browser console (/console), customer portal (/portal) and portal-session API; absent: not served. */
+  console?: ConsoleDeps | undefined;
 }
 
 /** Per-request values handlers read from `c.var`. */

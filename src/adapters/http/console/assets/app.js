@@ -1,0 +1,102 @@
+// Herald Console: the few things a server-rendered page cannot do alone. Every page works without it.
+
+/** Shows each <time> in the viewer's zone; the UTC value stays in the title (hover). */
+function localTimes(root) {
+  const format = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+  for (const t of root.querySelectorAll("time[datetime]")) {
+    const d = new Date(t.getAttribute("datetime"));
+    if (Number.isNaN(d.getTime())) continue;
+    t.textContent = format.format(d);
+    t.title = `${d.toISOString()} (UTC)`;
+  }
+}
+
+/** Copy buttons: data-copy names the element whose text is copied. */
+function copyButtons() {
+  for (const b of document.querySelectorAll("button[data-copy]")) {
+    b.addEventListener("click", async () => {
+      const source = document.getElementById(b.dataset.copy);
+      if (!source) return;
+      try {
+        await navigator.clipboard.writeText(source.textContent.trim());
+        b.textContent = "Copied";
+      } catch {
+        const range = document.createRange();
+        range.selectNodeContents(source);
+        getSelection().removeAllRanges();
+        getSelection().addRange(range);
+        b.textContent = "Selected: press Ctrl+C";
+      }
+    });
+  }
+}
+
+function cell(text, className) {
+  const td = document.createElement("td");
+  if (className) td.className = className;
+  if (text instanceof Node) td.append(text);
+  else td.textContent = text ?? "";
+  return td;
+}
+
+function link(href, text, label) {
+  const a = document.createElement("a");
+  a.href = href;
+  a.textContent = text;
+  if (label) a.setAttribute("aria-label", label);
+  return a;
+}
+
+function timeNode(iso) {
+  const t = document.createElement("time");
+  t.setAttribute("datetime", iso);
+  t.textContent = iso;
+  return t;
+}
+
+/** The live page: one row per attempt from the server's event stream, updated in place. */
+function liveFeed() {
+  const box = document.querySelector("[data-live]");
+  if (!box) return;
+  const base = box.dataset.base;
+  const body = box.querySelector("tbody");
+  const state = document.getElementById("live-state");
+  const source = new EventSource(box.dataset.live);
+  source.addEventListener("ready", () => {
+    state.textContent = "Live: new attempts appear below as they happen.";
+  });
+  source.addEventListener("error", () => {
+    state.textContent = "Reconnecting…";
+  });
+  source.addEventListener("delivery", (e) => {
+    const d = JSON.parse(e.data);
+    const badge = document.createElement("span");
+    badge.className = `badge s-${d.status}`;
+    badge.textContent = d.status;
+    const tr = document.createElement("tr");
+    tr.dataset.id = d.id;
+    tr.className = "fresh";
+    const attempt = document.createElement("span");
+    attempt.textContent = `${d.attempt}${d.trigger === "manual" ? " manual" : ""}`;
+    tr.append(
+      cell(timeNode(d.created_at)),
+      cell(badge),
+      cell(link(`${base}/events/${d.event_id}`, d.event_type)),
+      cell(link(`${base}/endpoints/${d.webhook_id}`, d.endpoint_url), "small"),
+      cell(attempt, "num"),
+      cell(d.response_status === null ? "—" : String(d.response_status), "num"),
+      cell(d.error ?? ""),
+      cell(
+        link(`${base}/deliveries/${d.id}`, "Details", `Details of attempt ${d.attempt} of ${d.event_type}`),
+      ),
+    );
+    const old = body.querySelector(`tr[data-id="${CSS.escape(d.id)}"]`);
+    if (old) old.replaceWith(tr);
+    else body.prepend(tr);
+    localTimes(tr);
+  });
+}
+
+localTimes(document);
+copyButtons();
+liveFeed();

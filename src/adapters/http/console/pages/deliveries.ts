@@ -1,0 +1,128 @@
+import { html } from "hono/html";
+import type { SentRequest } from "../../../../app/console-insights.ts";
+import { DELIVERY_STATUSES, type Delivery } from "../../../../domain/delivery.ts";
+import type { Endpoint } from "../../../../domain/endpoint.ts";
+import { EVENT_TYPES } from "../../../../domain/event-catalog.ts";
+import { csrfField, type Html, query, statusBadge, time } from "../view.ts";
+
+export interface DeliveryQuery {
+  webhook_id?: string | undefined;
+  status?: string | undefined;
+  event_type?: string | undefined;
+  event_id?: string | undefined;
+  since?: string | undefined;
+  until?: string | undefined;
+  cursor?: string | undefined;
+}
+
+const option = (value: string, label: string, selected: string | undefined) =>
+  html`<option value="${value}"${value === (selected ?? "") ? html` selected` : ""}>${label}</option>`;
+
+export function deliveryRow(base: string, d: Delivery, endpointUrl: string | undefined): Html {
+  return html`<tr data-id="${d.id}">
+<td>${time(d.createdAt)}</td>
+<td>${statusBadge(d.status)}</td>
+<td><a href="${base}/events/${d.eventId}">${d.eventType}</a></td>
+<td class="small"><a href="${base}/endpoints/${d.webhookId}">${endpointUrl ?? d.webhookId}</a></td>
+<td class="num">${d.attempt}${d.trigger === "manual" ? html` <span class="muted small">manual</span>` : ""}</td>
+<td class="num">${d.responseStatus ?? "—"}</td>
+<td>${d.error ?? ""}</td>
+<td><a href="${base}/deliveries/${d.id}" aria-label="Details of attempt ${d.attempt} of ${d.eventType}">Details</a></td>
+</tr>`;
+}
+
+export function deliveryTable(base: string, items: Delivery[], urls: Map<string, string>, id?: string): Html {
+  return html`<table${id ? html` id="${id}"` : ""}>
+<caption class="sr">Delivery attempts, newest first</caption>
+<thead><tr><th scope="col">Created</th><th scope="col">Status</th><th scope="col">Event</th><th scope="col">Endpoint</th><th scope="col" class="num">Attempt</th><th scope="col" class="num">HTTP</th><th scope="col">Error</th><th scope="col"><span class="sr">Link</span></th></tr></thead>
+<tbody>${items.map((d) => deliveryRow(base, d, urls.get(d.webhookId)))}</tbody></table>`;
+}
+
+export function deliveriesPage(
+  base: string,
+  q: DeliveryQuery,
+  endpoints: Endpoint[],
+  items: Delivery[],
+  nextCursor: string | null,
+): Html {
+  const urls = new Map(endpoints.map((e) => [e.id, e.url]));
+  const filtered = Boolean(q.status || q.event_type || q.event_id || q.since || q.until);
+  const empty = filtered
+    ? html`<div class="empty"><p>No deliveries match these filters.</p><p><a href="${base}/deliveries${query({ webhook_id: q.webhook_id })}">Clear the filters</a> or widen the time range.</p></div>`
+    : html`<div class="empty"><p>No deliveries yet.</p><p>Deliveries appear when an event is published for a subscribed endpoint. Send a test event from an <a href="${base}">endpoint's page</a>.</p></div>`;
+  return html`<h1>Deliveries</h1>
+<form method="get" action="${base}/deliveries" class="filters" aria-label="Filter deliveries">
+<div><label for="f-endpoint">Endpoint</label>
+<select id="f-endpoint" name="webhook_id">${option("", "all endpoints", q.webhook_id)}${endpoints.map((e) => option(e.id, e.url, q.webhook_id))}</select></div>
+<div><label for="f-status">Status</label>
+<select id="f-status" name="status">${option("", "any", q.status)}${DELIVERY_STATUSES.map((s) => option(s, s, q.status))}</select></div>
+<div><label for="f-type">Event type</label>
+<select id="f-type" name="event_type">${option("", "any", q.event_type)}${EVENT_TYPES.map((t) => option(t, t, q.event_type))}</select></div>
+<div><label for="f-event">Event id</label>
+<input id="f-event" name="event_id" type="text" value="${q.event_id ?? ""}" placeholder="evt_…" /></div>
+<div><label for="f-since">Since</label>
+<input id="f-since" name="since" type="text" value="${q.since ?? ""}" placeholder="24h or UTC time" /></div>
+<div><label for="f-until">Until</label>
+<input id="f-until" name="until" type="text" value="${q.until ?? ""}" placeholder="now" /></div>
+<button type="submit">Filter</button>
+</form>
+${items.length === 0 ? empty : deliveryTable(base, items, urls)}
+${nextCursor ? html`<p><a class="button secondary" rel="next" href="${base}/deliveries${query({ ...q, cursor: nextCursor })}">Older deliveries</a></p>` : ""}`;
+}
+
+export function deliveryDetailPage(
+  base: string,
+  csrf: string,
+  d: Delivery,
+  endpoint: Endpoint | null,
+  sent: SentRequest | null,
+  timeline: Delivery[],
+): Html {
+  const request = sent
+    ? html`<pre class="code" tabindex="0" aria-label="Request">POST ${sent.url}
+${sent.headers.map(([k, v]) => `${k}: ${v}\n`)}
+${prettyJson(sent.body)}</pre>
+<p class="muted small">The signature is recomputed from the stored body with the endpoint's secrets active at the attempt; the secrets themselves are never shown.</p>`
+    : html`<p class="muted">${d.attemptedAt ? "The event or endpoint is no longer retained." : "Not sent yet."}</p>`;
+  return html`<div class="head"><h1>Delivery attempt ${d.attempt}</h1>
+<form method="post" action="${base}/deliveries/${d.id}/retry">${csrfField(csrf)}<button type="submit">Retry now</button></form></div>
+<dl class="props">
+<dt>Status</dt><dd>${statusBadge(d.status)} ${d.trigger === "manual" ? "(manual)" : "(automatic)"}</dd>
+<dt>Event</dt><dd><a href="${base}/events/${d.eventId}">${d.eventType} · ${d.eventId}</a></dd>
+<dt>Endpoint</dt><dd><a href="${base}/endpoints/${d.webhookId}">${endpoint?.url ?? d.webhookId}</a></dd>
+<dt>Response status</dt><dd>${d.responseStatus ?? "—"}</dd>
+<dt>Error</dt><dd>${d.error ? html`<code>${d.error}</code> — ${ERROR_TEXT[d.error] ?? ""}` : "none"}</dd>
+<dt>Duration</dt><dd>${d.durationMs === null ? "—" : `${d.durationMs} ms`}</dd>
+<dt>Scheduled</dt><dd>${time(d.scheduledAt)}</dd>
+<dt>Attempted</dt><dd>${time(d.attemptedAt, "not yet")}</dd>
+<dt>Next attempt</dt><dd>${time(d.nextAttemptAt, "none")}</dd>
+</dl>
+<h2>Response body <span class="muted small">(first 4 KiB)</span></h2>
+${d.responseBody ? html`<pre class="code" tabindex="0">${d.responseBody}</pre>` : html`<p class="muted">No body recorded.</p>`}
+<h2>Request sent</h2>
+${request}
+<h2>Every attempt of this event to this endpoint</h2>
+<ol class="timeline">${timeline.map(
+    (a) =>
+      html`<li${a.id === d.id ? html` aria-current="true"` : ""}><a href="${base}/deliveries/${a.id}">Attempt ${a.attempt}</a> ${statusBadge(a.status)} ${a.trigger} · scheduled ${time(a.scheduledAt)} · attempted ${time(a.attemptedAt, "not yet")}${a.responseStatus ? ` · HTTP ${a.responseStatus}` : ""}${a.error ? ` · ${a.error}` : ""}${a.durationMs !== null ? ` · ${a.durationMs} ms` : ""}</li>`,
+  )}</ol>`;
+}
+
+const ERROR_TEXT: Record<string, string> = {
+  timeout: "the endpoint did not answer within the delivery timeout",
+  connection_error: "the connection was refused or dropped",
+  dns_error: "the host name could not be resolved",
+  tls_error: "the TLS handshake failed (certificate or protocol)",
+  blocked_address: "the host resolves to a private or reserved address, which Herald refuses",
+  http_status: "the endpoint answered with a status that is not 2xx",
+  redirect: "the endpoint answered with a redirect, which Herald never follows",
+};
+
+/** JSON formatted for reading; text that is not JSON is shown as it is. */
+export function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
