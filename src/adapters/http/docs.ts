@@ -48,6 +48,9 @@ export function registerDocs(app: HttpApp): void {
       pageTitle: "Herald API reference",
       cdn: docsScriptPath((await scalarBundle()).version),
       withDefaultFonts: false,
+      // Scalar's hosted extras (AI agent, MCP generation, developer toolbar) need its servers; a
+      // self-hosted reference that must work offline leaves them out. Newer than the adapter's types.
+      ...({ agent: { disabled: true }, mcp: { disabled: true }, showDeveloperTools: "never" } as object),
     })),
   );
   app.get("/docs/:file{api-reference-[^/]+\\.js}", async (c) => {
