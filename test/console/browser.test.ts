@@ -77,7 +77,7 @@ beforeAll(async () => {
       ...env,
       HERALD_ALLOW_HTTP_URLS: "true",
       // No automatic retries: a failed attempt stays the latest until someone acts.
-      HERALD_RETRY_SCHEDULE: "",
+      HERALD_RETRY_SCHEDULE: "none",
       HERALD_PORTAL_FRAME_ANCESTORS: "https://app.example.com",
     },
   });
