@@ -10,17 +10,15 @@ import { ensureIndexes } from "./indexes.ts";
 import { MongoTokens } from "./tokens.ts";
 
 /**
- * Fail fast when the database is gone, so callers can answer 503 instead of hanging, and never let a
- * connection to a silent peer hold an operation forever (docs/adr/0010-database-outages.md): without a socket timeout, an
- * operation in flight when the database vanished without a reset waits for TCP keepalive (about 14
- * minutes), and once such operations hold every pooled connection, a checkout without a wait-queue timeout
- * waits as long, while no new connection is ever opened.
+ * Fail fast when the database is gone, so callers can answer 503 instead of hanging, and never queue
+ * forever for a pooled connection (docs/adr/0010-database-outages.md): without a wait-queue timeout, once
+ * operations stuck on connections to a vanished server hold the whole pool, every later operation waits
+ * as long as they do. No socket timeout: a loaded FerretDB has taken over 30 s to answer, and the driver's
+ * monitor already interrupts in-use connections when its heartbeat times out.
  */
 export const DEFAULT_CLIENT_OPTIONS: MongoClientOptions = {
   serverSelectionTimeoutMS: 3000,
   connectTimeoutMS: 3000,
-  // No single reply of Herald's commands takes this long on a working server, even a busy FerretDB.
-  socketTimeoutMS: 30_000,
   waitQueueTimeoutMS: 10_000,
 };
 
