@@ -207,8 +207,8 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
 
 /**
  * The liveness check's cadence (docs/adr/0010-database-outages.md): probes after 5 s without a successful command; wedged after
- * 60 s of the process's own commands failing while fresh connections succeed: twice the socket timeout,
- * the longest a hung operation can hold a pooled connection, so the driver's own recovery comes first.
+ * 60 s of the process's own commands failing while fresh connections succeed: twice the 30 s socket
+ * timeout, the longest a stuck operation can hold a connection, so the driver's own recovery comes first.
  */
 const LIVENESS = { everyMs: 5_000, wedgedAfterMs: 60_000, probeTimeoutMs: 5_000 };
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { connectMongo } from "../../src/adapters/mongo/index.ts";
+import { connectMongo, freshPing } from "../../src/adapters/mongo/index.ts";
 import { systemClock, systemIds } from "../../src/adapters/system.ts";
 import { tokenUseCases } from "../../src/app/tokens.ts";
 import { ferretdbBinary, type OwnFerretDb, startOwnFerretDb } from "../support/ferretdb.ts";
@@ -47,6 +47,12 @@ const OUTAGES: Outage[] = [
 ];
 
 const READY_WITHIN_MS = 5_000;
+if (process.env.HERALD_OUTAGE_ONLY)
+  OUTAGES.splice(
+    0,
+    OUTAGES.length,
+    ...OUTAGES.filter((o) => process.env.HERALD_OUTAGE_ONLY?.split(",").includes(o.kind)),
+  );
 
 describe(`database outages: one process recovers by itself (${FERRETDB ? "own FerretDB + proxy" : "proxy only"})`, () => {
   let db: OwnFerretDb | null = null;
@@ -203,9 +209,20 @@ describe(`database outages: one process recovers by itself (${FERRETDB ? "own Fe
           else await db!.start();
           const back = Date.now();
           let ready = await get("/readyz");
+          let diagnosed = false;
           while (ready.status !== 200 && Date.now() - back < PATIENCE_MS) {
             await new Promise((r) => setTimeout(r, 100));
             ready = await get("/readyz");
+            if (!diagnosed && Date.now() - back > bound) {
+              // Is it this process, or the database? A fresh client of the test's own, through the proxy.
+              diagnosed = true;
+              const fresh = await freshPing(`mongodb://127.0.0.1:${proxy.port}/`, 3_000)().then(
+                () => "answers",
+                (e: Error) => `fails: ${e.message}`,
+              );
+              log(`not ready after ${bound} ms; the database, to a fresh client, ${fresh}`);
+              log(`process output (tail):\n${herald.output().split("\n").slice(-15).join("\n")}`);
+            }
           }
           const recoveredMs = Date.now() - back;
           recoveries.push(`${outage.kind} ${outage.ms / 1000}s: ready after ${recoveredMs} ms`);

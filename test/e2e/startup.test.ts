@@ -8,6 +8,7 @@ import { downloadTarget, reachable } from "../../src/adapters/mongo/embedded.ts"
 import { herald, lines, parseCreated, run, TEST_MASTER_KEY } from "../support/herald-cli.ts";
 import { freePort, type HeraldProcess, type Runtime, startHerald } from "../support/herald-process.ts";
 import { uniqueDbName } from "../support/mongo.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 
 // How Herald starts and stops as a process: configuration errors, health, graceful stop, and the
 // embedded database of `npm start` without MONGODB_URI.
@@ -60,12 +61,15 @@ afterAll(async () => {
   }
 });
 
-/** Exit code `code`, one line on stderr matching `line`, within `withinMs`. */
+/**
+ * Exit code `code` and one line on stderr matching `line`. How long it took is not asserted (a busy
+ * machine starts runtimes slowly), except where failing fast is the point (`withinMs`).
+ */
 function expectStopped(
   r: { code: number | null; signal: string | null; stderr: string; ms: number },
   code: number,
   line: RegExp,
-  withinMs: number,
+  withinMs = Number.POSITIVE_INFINITY,
 ) {
   expect({ code: r.code, signal: r.signal, stderrLines: lines(r.stderr) }).toEqual({
     code,
@@ -78,7 +82,7 @@ function expectStopped(
 
 describe.each(RUNTIMES)("start-up on %s", (runtime) => {
   const [cmd, args] = entry(runtime);
-  const start = (env: Record<string, string>, timeoutMs = 30_000) => run(cmd, args, { env, timeoutMs });
+  const start = (env: Record<string, string>, timeoutMs = PATIENCE_MS) => run(cmd, args, { env, timeoutMs });
 
   it("a bad value stops the process with exit code 2 and one line naming the variable", async () => {
     const port = String(await freePort());
@@ -94,7 +98,7 @@ describe.each(RUNTIMES)("start-up on %s", (runtime) => {
     ];
     const results = await Promise.all(cases.map(([bad]) => start({ ...baseEnv(), PORT: port, ...bad })));
     results.forEach((r, i) => {
-      expectStopped(r, 2, cases[i]![1], 20_000);
+      expectStopped(r, 2, cases[i]![1]);
       expect(r.stdout).toBe("");
     });
   });
@@ -105,7 +109,7 @@ describe.each(RUNTIMES)("start-up on %s", (runtime) => {
     try {
       const { port } = taken.address() as { port: number };
       const r = await start({ ...baseEnv(), PORT: String(port) });
-      expectStopped(r, 1, new RegExp(`^herald: cannot listen on 127\\.0\\.0\\.1:${port}: .*in use`), 30_000);
+      expectStopped(r, 1, new RegExp(`^herald: cannot listen on 127\\.0\\.0\\.1:${port}: .*in use`));
       // It had already connected and started the dispatcher: stopping that again is quiet (at warn
       // level, a claim cut off by the closing store used to log "claiming due deliveries failed").
       expect(r.stdout).toBe("");
@@ -116,11 +120,15 @@ describe.each(RUNTIMES)("start-up on %s", (runtime) => {
 
   it("an unreachable database stops the process with exit code 1 and one line", async () => {
     const port = String(await freePort());
+    // Fails fast: within the 3 s server selection Herald sets, not the driver's default 30 s. The bound
+    // scales with this machine's pace: twice what a start that fails before connecting takes, plus 10 s.
+    const baseline = await start({ ...baseEnv(), PORT: port, HERALD_MASTER_KEY: "short" });
+    expectStopped(baseline, 2, /HERALD_MASTER_KEY/);
     const r = await start({ ...baseEnv(), PORT: port, MONGODB_URI: "mongodb://127.0.0.1:9/" });
-    expectStopped(r, 1, /^herald: could not start: the database is unreachable$/, 30_000);
+    expectStopped(r, 1, /^herald: could not start: the database is unreachable$/, 2 * baseline.ms + 10_000);
   });
 
-  it("answers /healthz and /readyz with 200, and stops on SIGTERM with exit code 0 within 10 s", async () => {
+  it("answers /healthz and /readyz with 200, and stops on SIGTERM with exit code 0", async () => {
     const server = await startHerald({ runtime, env: { MONGODB_URI: uri, MONGODB_DB: dbName } });
     try {
       // A kept-alive connection from this client stays open across the stop.
@@ -130,10 +138,8 @@ describe.each(RUNTIMES)("start-up on %s", (runtime) => {
         expect(await res.json()).toEqual({ status: "ok" });
       }
     } finally {
-      const began = Date.now();
-      const code = await server.stop(10_000);
+      const code = await server.stop(PATIENCE_MS);
       expect({ code, output: code === 0 ? "" : server.output() }).toEqual({ code: 0, output: "" });
-      expect(Date.now() - began).toBeLessThan(10_000);
     }
   });
 
@@ -141,7 +147,7 @@ describe.each(RUNTIMES)("start-up on %s", (runtime) => {
     const server = await startHerald({ runtime, env: { MONGODB_URI: uri, MONGODB_DB: dbName } });
     const exited = new Promise<number | null>((r) => server.child.once("exit", (code) => r(code)));
     server.child.kill("SIGINT");
-    const timer = setTimeout(() => server.child.kill("SIGKILL"), 10_000);
+    const timer = setTimeout(() => server.child.kill("SIGKILL"), PATIENCE_MS);
     const code = await exited;
     clearTimeout(timer);
     expect(code).toBe(0);
@@ -189,21 +195,21 @@ describe.skipIf(binaryAvailable)("embedded mode without a MongoDB binary", () =>
     // output: npm is asked for errors only, which it would still print.
     const r = await run("npm", ["start"], {
       env: { ...embeddedEnv(), npm_config_loglevel: "error" },
-      timeoutMs: 30_000,
+      timeoutMs: PATIENCE_MS,
     });
-    expectStopped(r, 1, MESSAGE, 20_000);
+    expectStopped(r, 1, MESSAGE);
     expect(r.stdout).not.toMatch(/hrld_/);
   });
 
   it.each(RUNTIMES)("the %s entry point does the same", async (runtime) => {
     const [cmd, args] = entry(runtime);
-    const r = await run(cmd, args, { env: embeddedEnv(), timeoutMs: 30_000 });
-    expectStopped(r, 1, MESSAGE, 20_000);
+    const r = await run(cmd, args, { env: embeddedEnv(), timeoutMs: PATIENCE_MS });
+    expectStopped(r, 1, MESSAGE);
   });
 
   it("the CLI does the same", async () => {
     const r = await herald(["tokens", "create", "--json"], embeddedEnv());
-    expectStopped(r, 1, MESSAGE, 20_000);
+    expectStopped(r, 1, MESSAGE);
     expect(r.stdout).toBe("");
   });
 });

@@ -10,16 +10,17 @@ import { ensureIndexes } from "./indexes.ts";
 import { MongoTokens } from "./tokens.ts";
 
 /**
- * Fail fast when the database is gone, so callers can answer 503 instead of hanging, and never let a
- * connection to a silent peer hold an operation forever (docs/adr/0010-database-outages.md): without a socket timeout, an
- * operation in flight when the database vanished without a reset waits for TCP keepalive (about 14
- * minutes), and once such operations hold every pooled connection, a checkout without a wait-queue timeout
- * waits as long, while no new connection is ever opened.
+ * Fail fast when the database is gone, so callers can answer 503 instead of hanging, and never wait
+ * forever on a connection (docs/adr/0010-database-outages.md). Without a socket timeout, a process whose
+ * FerretDB was stopped with SIGTERM for 5 s under load was still not ready 2 minutes after its return
+ * (database-outage.test.ts); with 30 s it was ready within half a second. Without a wait-queue timeout,
+ * once stuck operations hold the whole pool, every later operation waits as long as they do.
  */
 export const DEFAULT_CLIENT_OPTIONS: MongoClientOptions = {
   serverSelectionTimeoutMS: 3000,
   connectTimeoutMS: 3000,
-  // No single reply of Herald's commands takes this long on a working server, even a busy FerretDB.
+  // A reply slower than this fails as unavailable (503, retried later). A heavily loaded shared FerretDB
+  // has exceeded it for createIndexes at start-up; CI's own database never has.
   socketTimeoutMS: 30_000,
   waitQueueTimeoutMS: 10_000,
 };
