@@ -10,9 +10,9 @@ import { systemClock, systemIds } from "../adapters/system.ts";
 import type { Config } from "../app/config.ts";
 import { deliveryUseCases } from "../app/deliveries.ts";
 import type { AppDeps } from "../app/deps.ts";
-import { createDispatcher, type Dispatcher } from "../app/dispatcher.ts";
 import { endpointTools } from "../app/endpoint-tools.ts";
 import { endpointUseCases } from "../app/endpoints.ts";
+import { createEngine, type Dispatcher } from "../app/engine/engine.ts";
 import { eventUseCases } from "../app/events.ts";
 import type { Logger } from "../app/logger.ts";
 import { maintenanceJobs } from "../app/maintenance.ts";
@@ -96,7 +96,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   });
 
   const sender = options.makeSender(config);
-  dispatcher = createDispatcher({
+  dispatcher = createEngine({
     repos,
     clock: systemClock,
     ids: systemIds,
@@ -104,13 +104,14 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     sender,
     logger: logger.child({ component: "dispatcher" }),
     metrics,
-    owner: `${hostName()}:${systemIds.uuid().slice(0, 8)}`,
+    // Unique per start: a restarted process is a new member, and its old leases simply expire.
+    owner: `${hostName()}:${systemIds.uuid()}`,
     options: {
       concurrency: config.concurrency,
       endpointConcurrency: config.endpointConcurrency,
       retryScheduleMs: config.retryScheduleMs,
       deliveryTimeoutMs: config.deliveryTimeoutMs,
-      leaseMarginMs: config.leaseMarginMs,
+      shardLeaseMs: config.leaseMarginMs,
     },
   });
   const jobs = maintenanceJobs({
