@@ -45,7 +45,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   const { config, logger } = options;
   let embedded: EmbeddedMongo | null = null;
   // Set once the metrics exist; counts every MongoDB command (round trip) for /metrics.
-  let onDbCommand = () => {};
+  let onDbCommand = (_written: number) => {};
   let repos: Repositories;
   if (options.store === "memory") {
     repos = createMemoryRepositories();
@@ -57,7 +57,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
       logger.info("embedded MongoDB started", { data_dir: config.dataDir });
     }
     const connection = await connectMongo(uri, config.mongodbDb, { monitorCommands: true });
-    connection.client.on("commandStarted", () => onDbCommand());
+    connection.client.on("commandStarted", (e) => onDbCommand(documentsWritten(e.command)));
     repos = connection.repositories;
   }
 
@@ -111,7 +111,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
       endpointConcurrency: config.endpointConcurrency,
       retryScheduleMs: config.retryScheduleMs,
       deliveryTimeoutMs: config.deliveryTimeoutMs,
-      shardLeaseMs: config.leaseMarginMs,
+      leaseMarginMs: config.leaseMarginMs,
     },
   });
   const jobs = maintenanceJobs({
@@ -155,6 +155,15 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
       if (embedded) await embedded.stop();
     },
   };
+}
+
+/** Documents a command writes (at most): inserts, updates and deletes it carries; 0 for reads. */
+function documentsWritten(command: Record<string, unknown>): number {
+  for (const key of ["documents", "updates", "deletes"] as const) {
+    const list = command[key];
+    if (Array.isArray(list)) return list.length;
+  }
+  return "findAndModify" in command ? 1 : 0;
 }
 
 function hostName(): string {

@@ -60,6 +60,7 @@ export function countingMetrics() {
   const metrics: DeliveryMetrics = {
     attempt: (o) => seen.attempts.push({ status: o.status, error: o.error }),
     leaseRecovered: () => {},
+    shardsOwned: () => {},
     endpointDisabled: (r) => seen.disabled.push(r),
     publishToAttempt: () => {},
   };

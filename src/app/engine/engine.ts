@@ -19,9 +19,12 @@ export interface EngineOptions {
   endpointConcurrency: number;
   retryScheduleMs: readonly number[];
   deliveryTimeoutMs: number;
-  /** How long a shard lease and a heartbeat last without renewal (HERALD_LEASE_MARGIN, default 60 s). */
-  shardLeaseMs?: number;
-  /** How often shard ownership is checked (takeovers, rebalancing); default min(1 s, lease / 4). */
+  /**
+   * HERALD_LEASE_MARGIN (default 60 s): a shard lease lasts deliveryTimeoutMs + this without renewal,
+   * and is renewed every quarter of this. A dead process's shards are taken over after the lease.
+   */
+  leaseMarginMs?: number;
+  /** How often shard ownership is checked (takeovers, rebalancing); default min(1 s, margin / 4). */
   ownershipTickMs?: number;
   /** Most deliveries claimed in one read. */
   batchSize?: number;
@@ -66,7 +69,9 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   const { repos, clock, logger, metrics, options } = deps;
   const batchSize = options.batchSize ?? 100;
   const claimDelayMs = options.claimDelayMs ?? 2;
-  const leaseMs = options.shardLeaseMs ?? 60_000;
+  const marginMs = options.leaseMarginMs ?? 60_000;
+  // Pauses and clock skew up to this much cannot make two owners start sends in one shard (ADR 9).
+  const safetyMs = Math.min(1_000, marginMs / 4);
 
   let running = false;
   let pumping = false;
@@ -115,17 +120,22 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       metrics,
       processId: deps.owner,
       gained: () => wake(),
-      drain: (shard) =>
-        heldPerShard.has(shard)
-          ? new Promise<void>((resolve) => {
-              drainWaiters.set(shard, [...(drainWaiters.get(shard) ?? []), resolve]);
-              void record.flush();
-            })
-          : Promise.resolve(),
+      // A read already on its way may answer work of the shard: it lands first (and drops that work,
+      // see claimOnce), then what is held of the shard is waited for until it is recorded.
+      drain: async (shard) => {
+        await claiming;
+        if (!heldPerShard.has(shard)) return;
+        await new Promise<void>((resolve) => {
+          drainWaiters.set(shard, [...(drainWaiters.get(shard) ?? []), resolve]);
+          void record.flush();
+        });
+      },
     },
     {
-      leaseMs,
-      tickMs: options.ownershipTickMs ?? Math.min(1_000, leaseMs / 4),
+      leaseMs: options.deliveryTimeoutMs + marginMs,
+      claimWindowMs: marginMs - safetyMs,
+      renewEveryMs: marginMs / 4,
+      tickMs: options.ownershipTickMs ?? Math.min(1_000, marginMs / 4),
       drainMs: options.deliveryTimeoutMs + 5_000,
     },
   );
@@ -167,8 +177,11 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       });
   }
 
+  /** Settles when the claim read in progress (if any) has landed. */
+  let claiming: Promise<unknown> = Promise.resolve();
+
   async function claimOnce(): Promise<number> {
-    const claimed = await claimDue(
+    const reading = claimDue(
       repos.deliveries,
       {
         now: clock.now(),
@@ -180,6 +193,9 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       },
       batchSize,
     );
+    claiming = reading.catch(() => {});
+    // A shard given back (or lost) while the read was on its way is no longer this process's to send.
+    const claimed = (await reading).filter((c) => ownership.mayClaim(shardOf(c.delivery.webhookId)));
     if (claimed.length === 0) return 0;
     // Held from here until recorded; counted against the caps from here until the send ends.
     for (const { delivery: d } of claimed) {

@@ -5,8 +5,15 @@ import type { ShardLease, ShardRepository } from "../ports/shards.ts";
 import type { Clock } from "../ports/system.ts";
 
 export interface OwnershipOptions {
-  /** How long a lease and a heartbeat last without renewal (HERALD_LEASE_MARGIN). */
+  /** How long a lease and a heartbeat last without renewal (HERALD_DELIVERY_TIMEOUT + HERALD_LEASE_MARGIN). */
   leaseMs: number;
+  /**
+   * How long after a renewal began this process may still start sends in the shard (the margin less a
+   * safety allowance): a send started then ends, timeout included, before the lease can expire.
+   */
+  claimWindowMs: number;
+  /** How often leases and the heartbeat are renewed. */
+  renewEveryMs: number;
   /** How often shard heads and live processes are read (takeovers, rebalancing). */
   tickMs: number;
   /** How long a shard being given back may wait for its in-flight work before it is given back anyway. */
@@ -39,19 +46,22 @@ const EPOCH = new Date(0);
  * Stage 1, own shards: announces this process, renews its shard leases, takes over shards whose
  * owner's lease expired, and gives back those another process should own, so every live process
  * owns ceil or floor(256 / processes) shards. A lease generation is won by a unique insert (atomic on
- * every backend); the owner stops claiming from a shard a safety margin before its lease could expire
- * by its own clock, and drops it as soon as it sees a newer generation (fencing). ADR 9.
+ * every backend). A lease lasts HERALD_DELIVERY_TIMEOUT + HERALD_LEASE_MARGIN; the owner starts sends
+ * in a shard only within the margin (less a safety allowance) after its last renewal began, so what it
+ * sends ends before the lease can expire, and it drops a shard as soon as it reads a newer generation
+ * (fencing). ADR 9.
  */
 export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
   const { shards, clock, logger, processId } = deps;
   const monotonic = deps.monotonic ?? (() => performance.now());
   const held = new Map<number, Held>();
   const releasing = new Set<number>();
-  // Clock skew and pauses up to this much cannot make two owners claim at once (ADR 9).
-  const safetyMs = Math.max(Math.min(1_000, options.leaseMs / 2), options.leaseMs / 5);
-  const renewEveryMs = Math.max(options.leaseMs / 4, 50);
-  let lastRenew = Number.NEGATIVE_INFINITY;
+  // Every change to what is held or given back bumps the version, so claimable() is recomputed.
+  let version = 0;
+  let cached: { version: number; until: number; shards: number[] | null } | null = null;
   let timer: ReturnType<typeof setInterval> | null = null;
+  let renewTimer: ReturnType<typeof setInterval> | null = null;
+  let renewing: Promise<void> | null = null;
   let ticking: Promise<void> | null = null;
   let stopped = false;
   let firstTick: Promise<void> = Promise.resolve();
@@ -64,17 +74,29 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
       shards.beat(processId, expiresAt),
       mine.length > 0 ? shards.renew(processId, mine, expiresAt) : Promise.resolve(),
     ]);
-    lastRenew = started;
     for (const m of mine) {
       const h = held.get(m.shard);
-      if (h?.generation === m.generation) h.validUntil = started + options.leaseMs - safetyMs;
+      if (h?.generation === m.generation) h.validUntil = started + options.claimWindowMs;
+      version++;
     }
+  }
+
+  /** Renewal runs on its own timer, so a slow round (a big acquire) never delays it. */
+  function runRenew(): Promise<void> {
+    if (renewing) return renewing;
+    renewing = renew()
+      .catch((e) => logger.warn("renewing shard leases failed; trying again", { error: e as Error }))
+      .finally(() => {
+        renewing = null;
+      });
+    return renewing;
   }
 
   function giveBack(shard: number) {
     const h = held.get(shard);
     if (!h || releasing.has(shard)) return;
     releasing.add(shard);
+    version++;
     void (async () => {
       await Promise.race([deps.drain(shard), new Promise((r) => setTimeout(r, options.drainMs))]);
       try {
@@ -84,12 +106,13 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
         logger.warn("giving a shard back failed; it will expire", { error: e as Error, shard });
       }
       if (held.get(shard)?.generation === h.generation) held.delete(shard);
+      version++;
       releasing.delete(shard);
+      version++;
     })();
   }
 
   async function tick(): Promise<void> {
-    if (monotonic() - lastRenew >= renewEveryMs) await renew();
     const now = clock.now();
     const [heads, live] = await Promise.all([shards.heads(), shards.live(now)]);
     const headOf = new Map<number, ShardLease>(heads.map((h) => [h.shard, h]));
@@ -98,7 +121,9 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
       const head = headOf.get(shard);
       if (!head || head.generation !== h.generation || head.owner !== processId) {
         held.delete(shard);
+        version++;
         releasing.delete(shard);
+        version++;
         logger.warn("lost a shard lease (a pause or a partition outlived it)", { shard });
       }
     }
@@ -120,7 +145,8 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
     const won = new Set(await shards.acquire(tries));
     for (const t of tries) {
       if (won.has(t.shard))
-        held.set(t.shard, { generation: t.generation, validUntil: started + options.leaseMs - safetyMs });
+        held.set(t.shard, { generation: t.generation, validUntil: started + options.claimWindowMs });
+      version++;
     }
     if (takeovers > 0) {
       const taken = tries.filter(
@@ -142,6 +168,7 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
       .catch((e) => logger.warn("shard ownership round failed; it runs again", { error: e as Error }))
       .finally(() => {
         ticking = null;
+        deps.metrics.shardsOwned(held.size);
       });
     return ticking;
   }
@@ -149,20 +176,40 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
   return {
     start() {
       stopped = false;
-      firstTick = runTick();
+      // The heartbeat goes first, so the first round already counts this process among the live ones.
+      firstTick = runRenew().then(runTick);
       timer = setInterval(() => void runTick(), options.tickMs);
+      renewTimer = setInterval(() => void runRenew(), options.renewEveryMs);
       (timer as { unref?: () => void }).unref?.();
+      (renewTimer as { unref?: () => void }).unref?.();
     },
     /** Resolves once the first round (taking shards) has finished. */
     ready(): Promise<void> {
       return firstTick;
     },
-    /** The shards this process may claim from now: held, valid by its own clock, not being given back. */
+    /**
+     * The shards this process may claim from now: held, valid by its own clock, not being given back;
+     * null for all of them. Asked before every claim, so the answer is kept until something changes.
+     */
     claimable(): number[] | null {
       const t = monotonic();
+      if (cached && cached.version === version && cached.until > t) return cached.shards;
       const out: number[] = [];
-      for (const [shard, h] of held) if (h.validUntil > t && !releasing.has(shard)) out.push(shard);
-      return out.length === SHARD_COUNT ? null : out;
+      let until = Number.POSITIVE_INFINITY;
+      for (const [shard, h] of held) {
+        if (h.validUntil > t && !releasing.has(shard)) {
+          out.push(shard);
+          until = Math.min(until, h.validUntil);
+        }
+      }
+      const shards = out.length === SHARD_COUNT ? null : out;
+      cached = { version, until, shards };
+      return shards;
+    },
+    /** True while this process may start work of the shard (held, valid, not being given back). */
+    mayClaim(shard: number): boolean {
+      const h = held.get(shard);
+      return h !== undefined && h.validUntil > monotonic() && !releasing.has(shard);
     },
     get owned(): number {
       return held.size;
@@ -171,10 +218,15 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
     async stop(): Promise<void> {
       stopped = true;
       if (timer) clearInterval(timer);
+      if (renewTimer) clearInterval(renewTimer);
       timer = null;
+      renewTimer = null;
       await ticking;
+      await renewing;
       const mine = [...held].map(([shard, h]) => ({ shard, generation: h.generation }));
       held.clear();
+      version++;
+      deps.metrics.shardsOwned(0);
       try {
         if (mine.length > 0) await shards.release(processId, mine);
         await shards.leave(processId);

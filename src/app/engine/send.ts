@@ -18,7 +18,15 @@ export async function sendPrepared(
       secrets: p.secrets,
       timestamp: unixSeconds(attemptedAt),
     });
-    return { ...p, attemptedAt, outcome };
+    // Built field by field: one fixed shape on the hot path.
+    return {
+      delivery: p.delivery,
+      event: p.event,
+      endpoint: p.endpoint,
+      secrets: p.secrets,
+      attemptedAt,
+      outcome,
+    };
   } catch (e) {
     deps.logger.error("sender failed unexpectedly", { error: e as Error, delivery_id: p.delivery.id });
     return {
