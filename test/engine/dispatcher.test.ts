@@ -367,3 +367,41 @@ describe("maintenance", () => {
     expect(await t.history(endpoint.id)).toHaveLength(0);
   });
 });
+
+describe("claiming", () => {
+  it("a claim of 10 due deliveries for one idle endpoint with a cap of 10 sends all 10 and gives none back", async () => {
+    const held: (() => void)[] = [];
+    const sender = scriptedSender(
+      () => new Promise((r) => held.push(() => r({ ok: true, responseStatus: 200 }))),
+    );
+    const t = await engineHarness({ sender, options: { endpointConcurrency: 10, concurrency: 50 } });
+    h = t;
+    await t.endpoints.create(SCOPE, { url: "https://x.example.com/", events: ["message.sent"] });
+    for (let i = 0; i < 10; i++)
+      await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    // Claiming is a read; nothing is written until results are recorded (no lease, nothing given back).
+    const reads: number[] = [];
+    const due = t.repos.deliveries.due.bind(t.repos.deliveries);
+    t.repos.deliveries.due = async (r) => {
+      const got = await due(r);
+      reads.push(got.length);
+      return got;
+    };
+    const written: string[] = [];
+    const record = t.repos.deliveries.record.bind(t.repos.deliveries);
+    t.repos.deliveries.record = async (results) => {
+      written.push(...results.map((r) => r.status));
+      await record(results);
+    };
+    t.dispatcher.start();
+    const deadline = Date.now() + 5_000;
+    while (held.length < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    expect(held).toHaveLength(10);
+    expect(reads[0]).toBe(10);
+    expect(written).toEqual([]);
+    for (const go of held.splice(0)) go();
+    await t.drain();
+    expect(written).toEqual(Array(10).fill("succeeded"));
+    expect(t.sender.requests).toHaveLength(10);
+  });
+});

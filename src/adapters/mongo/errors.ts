@@ -114,9 +114,23 @@ export function guarded<T extends object>(target: T): T {
   });
 }
 
+/**
+ * True for a server's "that _id (or unique key) exists already", in either dialect: MongoDB and
+ * FerretDB v1 answer code 11000; FerretDB 2 answers an upsert that collides with code 1 and
+ * PostgreSQL's "duplicate key value violates unique constraint".
+ */
+function isDuplicateAnswer(code: unknown, message: unknown): boolean {
+  if (code === DUPLICATE_KEY) return true;
+  return (
+    code === 1 &&
+    typeof message === "string" &&
+    /duplicate key value violates unique constraint/i.test(message)
+  );
+}
+
 /** True when a single write failed only because the _id (or a unique key) exists already. */
 export function isDuplicateKey(e: unknown): boolean {
-  return e instanceof MongoServerError && e.code === DUPLICATE_KEY;
+  return e instanceof MongoServerError && isDuplicateAnswer(e.code, e.message);
 }
 
 /**
@@ -130,7 +144,7 @@ export async function insertIgnoringDuplicates(insert: () => Promise<unknown>): 
   } catch (e) {
     if (!(e instanceof MongoBulkWriteError)) throw e;
     const errors = Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
-    const onlyDuplicates = errors.length > 0 && errors.every((w) => w.code === DUPLICATE_KEY);
+    const onlyDuplicates = errors.length > 0 && errors.every((w) => isDuplicateAnswer(w.code, w.errmsg));
     if (!onlyDuplicates || e.result.getWriteConcernError()) throw e;
     return new Set(errors.map((w) => w.index));
   }
