@@ -12,10 +12,9 @@ import { MongoTokens } from "./tokens.ts";
 
 /**
  * Fail fast when the database is gone, so callers can answer 503 instead of hanging, and never wait
- * forever on a connection (docs/adr/0010-database-outages.md). Without a socket timeout, a process whose
- * FerretDB was stopped with SIGTERM for 5 s under load was still not ready 2 minutes after its return
- * (database-outage.test.ts); with 30 s it was ready within half a second. Without a wait-queue timeout,
- * once stuck operations hold the whole pool, every later operation waits as long as they do.
+ * forever on a connection (docs/adr/0010-database-outages.md): without a socket timeout, an operation on
+ * a connection to a vanished server waits for TCP keepalive (about 14 minutes); without a wait-queue
+ * timeout, once such operations hold the whole pool, every later operation waits as long as they do.
  */
 export const DEFAULT_CLIENT_OPTIONS: MongoClientOptions = {
   serverSelectionTimeoutMS: 3000,
