@@ -165,7 +165,10 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
   function runTick(): Promise<void> {
     if (ticking) return ticking;
     ticking = tick()
-      .catch((e) => logger.warn("shard ownership round failed; it runs again", { error: e as Error }))
+      .catch((e) => {
+        // A round cut off by a stop (the store closing under it) is not news; any other failure is.
+        if (!stopped) logger.warn("shard ownership round failed; it runs again", { error: e as Error });
+      })
       .finally(() => {
         ticking = null;
         deps.metrics.shardsOwned(held.size);
