@@ -108,7 +108,13 @@ export class MongoDeliveries implements DeliveryRepository {
     if (r.shards !== null) query.shard = { $in: [...r.shards] };
     if (r.excludeWebhookIds.length > 0) query.webhook_id = { $nin: unique(r.excludeWebhookIds) };
     if (r.excludeIds.length > 0) query._id = { $nin: [...r.excludeIds] };
-    const docs = await this.col.find(query).sort({ scheduled_at: 1 }).limit(r.limit).toArray();
+    // One batch: FerretDB v1 holds a PostgreSQL connection for a cursor left open between batches.
+    const docs = await this.col
+      .find(query)
+      .sort({ scheduled_at: 1 })
+      .limit(r.limit)
+      .batchSize(r.limit)
+      .toArray();
     return docs.map(deliveryFromDoc);
   }
 
@@ -136,7 +142,8 @@ export class MongoDeliveries implements DeliveryRepository {
         },
       },
     }));
-    await this.col.bulkWrite(ops, { ordered: false });
+    // Ordered: an update that matches nothing is no error, so the order costs nothing here.
+    await this.col.bulkWrite(ops, { ordered: true });
   }
 
   /**

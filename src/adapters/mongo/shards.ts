@@ -17,7 +17,8 @@ export class MongoShards implements ShardRepository {
   ) {}
 
   async heads(): Promise<ShardLease[]> {
-    const docs = await this.leases.find({}).toArray();
+    // One batch (see MongoDeliveries.due): a few hundred small documents.
+    const docs = await this.leases.find({}).batchSize(10_000).toArray();
     const newest = new Map<number, ShardLeaseDoc>();
     for (const d of docs) {
       const seen = newest.get(d.shard);

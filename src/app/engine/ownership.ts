@@ -83,6 +83,7 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
 
   /** Renewal runs on its own timer, so a slow round (a big acquire) never delays it. */
   function runRenew(): Promise<void> {
+    if (stopped) return Promise.resolve();
     if (renewing) return renewing;
     renewing = renew()
       .catch((e) => logger.warn("renewing shard leases failed; trying again", { error: e as Error }))
@@ -163,6 +164,8 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
   }
 
   function runTick(): Promise<void> {
+    // After stop nothing more is read or written: the store may be closing.
+    if (stopped) return Promise.resolve();
     if (ticking) return ticking;
     ticking = tick()
       .catch((e) => {
@@ -224,6 +227,7 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
       if (renewTimer) clearInterval(renewTimer);
       timer = null;
       renewTimer = null;
+      await firstTick;
       await ticking;
       await renewing;
       const mine = [...held].map(([shard, h]) => ({ shard, generation: h.generation }));
