@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "./herald-process.ts";
+import { stablePort } from "./stable-port.ts";
 
 /**
  * A FerretDB process of a test's own (SQLite backend, files in a temporary directory), for tests that
@@ -32,7 +32,8 @@ export interface OwnFerretDb {
 }
 
 export async function startOwnFerretDb(binary: string): Promise<OwnFerretDb> {
-  const port = await freePort();
+  // Outside the ephemeral range, so nothing else takes the port while the database is stopped.
+  const port = await stablePort();
   const dir = mkdtempSync(join(tmpdir(), "herald-ferretdb-"));
   let child: ChildProcess | null = null;
   let exited: Promise<void> = Promise.resolve();
@@ -86,6 +87,9 @@ export async function startOwnFerretDb(binary: string): Promise<OwnFerretDb> {
         if (child !== c) throw new Error(`FerretDB exited at start:\n${out}`);
         await new Promise((r) => setTimeout(r, 50));
       }
+      // Something else answering on the port while our process failed to bind would look like a return.
+      await new Promise((r) => setTimeout(r, 200));
+      if (child !== c) throw new Error(`FerretDB exited at start (port ${port} taken?):\n${out}`);
     },
     async stop(signal) {
       const c = child;

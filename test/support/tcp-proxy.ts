@@ -1,4 +1,5 @@
 import { connect, createServer, type Server, type Socket } from "node:net";
+import { stablePort } from "./stable-port.ts";
 
 /**
  * A TCP proxy on 127.0.0.1 for fault tests: every connection to `port` is relayed to `target`.
@@ -62,7 +63,8 @@ export async function startTcpProxy(initial: { host: string; port: number }): Pr
   const closeServer = async (s: Server) => {
     s.close();
   };
-  let server: Server | null = await listen(0);
+  // Outside the ephemeral range: cut() closes the port, and restore() must get the same one back.
+  let server: Server | null = await listen(await stablePort());
   const port = (server.address() as { port: number }).port;
   const dropAll = () => {
     for (const s of open) s.resetAndDestroy();
