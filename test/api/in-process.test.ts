@@ -32,7 +32,6 @@ function downRepos(makeError: () => Error): Repositories {
     endpoints: failing(),
     events: failing(),
     deliveries: failing(),
-    shards: failing(),
     tokens: failing(),
     idempotency: failing(),
     ping: fail,

@@ -1,20 +1,11 @@
 import type { Collection, Db } from "mongodb";
-import type {
-  DeliveryDoc,
-  EndpointDoc,
-  EventDoc,
-  IdempotencyDoc,
-  ProcessDoc,
-  ShardLeaseDoc,
-  TokenDoc,
-} from "./documents.ts";
+import type { DeliveryDoc, EndpointDoc, EventDoc, IdempotencyDoc, LeaseDoc, TokenDoc } from "./documents.ts";
 
 export const COLLECTIONS = {
   endpoints: "endpoints",
   events: "events",
   deliveries: "deliveries",
-  shardLeases: "shard_leases",
-  processes: "processes",
+  leases: "delivery_leases",
   tokens: "tokens",
   idempotency: "idempotency_keys",
 } as const;
@@ -23,8 +14,7 @@ export interface Collections {
   endpoints: Collection<EndpointDoc>;
   events: Collection<EventDoc>;
   deliveries: Collection<DeliveryDoc>;
-  shardLeases: Collection<ShardLeaseDoc>;
-  processes: Collection<ProcessDoc>;
+  leases: Collection<LeaseDoc>;
   tokens: Collection<TokenDoc>;
   idempotency: Collection<IdempotencyDoc>;
 }
@@ -35,8 +25,7 @@ export function collectionsOf(db: Db): Collections {
     endpoints: db.collection<EndpointDoc>(COLLECTIONS.endpoints),
     events: db.collection<EventDoc>(COLLECTIONS.events),
     deliveries: db.collection<DeliveryDoc>(COLLECTIONS.deliveries),
-    shardLeases: db.collection<ShardLeaseDoc>(COLLECTIONS.shardLeases),
-    processes: db.collection<ProcessDoc>(COLLECTIONS.processes),
+    leases: db.collection<LeaseDoc>(COLLECTIONS.leases),
     tokens: db.collection<TokenDoc>(COLLECTIONS.tokens),
     idempotency: db.collection<IdempotencyDoc>(COLLECTIONS.idempotency),
   };
