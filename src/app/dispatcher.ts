@@ -279,7 +279,6 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const endpointById = new Map(endpoints.map((e) => [e.id, e]));
     const overflow: LeasedDelivery[] = [];
 
-    const planned = new Map<string, number>();
     for (const d of claimed) {
       leased.set(d.id, d);
       const endpoint = endpointById.get(d.webhookId);
@@ -293,12 +292,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         record(finished(d, "skipped"));
         continue;
       }
-      const busy = (perEndpoint.get(endpoint.id) ?? 0) + (planned.get(endpoint.id) ?? 0);
-      if (busy >= options.endpointConcurrency) {
+      // run() counts the delivery in perEndpoint at once, so this is the endpoint's whole load.
+      if ((perEndpoint.get(endpoint.id) ?? 0) >= options.endpointConcurrency) {
         overflow.push(d);
         continue;
       }
-      planned.set(endpoint.id, (planned.get(endpoint.id) ?? 0) + 1);
       run({ delivery: d, event, endpoint });
     }
     if (overflow.length) {

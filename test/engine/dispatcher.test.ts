@@ -367,3 +367,40 @@ describe("maintenance", () => {
     expect(await t.history(endpoint.id)).toHaveLength(0);
   });
 });
+
+describe("claiming", () => {
+  it("a claim of 10 due deliveries for one idle endpoint with a cap of 10 sends all 10 and gives none back", async () => {
+    const held: (() => void)[] = [];
+    const sender = scriptedSender(
+      () => new Promise((r) => held.push(() => r({ ok: true, responseStatus: 200 }))),
+    );
+    const t = await engineHarness({ sender, options: { endpointConcurrency: 10, concurrency: 50 } });
+    h = t;
+    await t.endpoints.create(SCOPE, { url: "https://x.example.com/", events: ["message.sent"] });
+    for (let i = 0; i < 10; i++)
+      await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    const claims: number[] = [];
+    const claimDue = t.repos.deliveries.claimDue.bind(t.repos.deliveries);
+    t.repos.deliveries.claimDue = async (r) => {
+      const got = await claimDue(r);
+      claims.push(got.length);
+      return got;
+    };
+    let released = 0;
+    const release = t.repos.deliveries.release.bind(t.repos.deliveries);
+    t.repos.deliveries.release = async (owner, ids) => {
+      released += ids.length;
+      await release(owner, ids);
+    };
+    t.dispatcher.start();
+    const deadline = Date.now() + 5_000;
+    while (held.length < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    expect(held).toHaveLength(10);
+    expect(released).toBe(0);
+    expect(claims[0]).toBe(10);
+    for (const go of held.splice(0)) go();
+    await t.drain();
+    expect(released).toBe(0);
+    expect(t.sender.requests).toHaveLength(10);
+  });
+});
