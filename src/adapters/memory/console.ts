@@ -9,6 +9,7 @@ import type { DeliveryFilter } from "../../app/ports/deliveries.ts";
 import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import { pageOf } from "./paging.ts";
+import { deliveryOf } from "./repositories.ts";
 
 const inScope = (s: Scope, r: Scope) => r.tenantId === s.tenantId && r.projectId === s.projectId;
 const copy = <T>(v: T): T => structuredClone(v);
@@ -76,26 +77,6 @@ const changeTime = (d: Delivery) => Math.max(d.createdAt.getTime(), d.attemptedA
  */
 export function createMemoryInsights(deliveries: () => Iterable<Delivery>): DeliveryInsights {
   const all = (scope: Scope) => [...deliveries()].filter((d) => inScope(scope, d));
-  const plain = (d: Delivery): Delivery => ({
-    id: d.id,
-    tenantId: d.tenantId,
-    projectId: d.projectId,
-    webhookId: d.webhookId,
-    eventId: d.eventId,
-    eventType: d.eventType,
-    attempt: d.attempt,
-    trigger: d.trigger,
-    status: d.status,
-    url: d.url,
-    responseStatus: d.responseStatus,
-    responseBody: d.responseBody,
-    error: d.error,
-    durationMs: d.durationMs,
-    scheduledAt: d.scheduledAt,
-    attemptedAt: d.attemptedAt,
-    nextAttemptAt: d.nextAttemptAt,
-    createdAt: d.createdAt,
-  });
   return {
     async attemptsSince(scope: Scope, since: Date, limit: number): Promise<AttemptSummary[]> {
       return all(scope)
@@ -126,7 +107,7 @@ export function createMemoryInsights(deliveries: () => Iterable<Delivery>): Deli
         (d) => (webhookIds === null || webhookIds.includes(d.webhookId)) && matches(d, filter),
       );
       const p = pageOf(items, page);
-      return { data: p.data.map(plain), next: p.next };
+      return { data: p.data.map(deliveryOf), next: p.next };
     },
 
     async changedSince(scope: Scope, since: Date, limit: number): Promise<Delivery[]> {
@@ -134,7 +115,7 @@ export function createMemoryInsights(deliveries: () => Iterable<Delivery>): Deli
         .filter((d) => changeTime(d) >= since.getTime())
         .sort((a, b) => changeTime(a) - changeTime(b))
         .slice(0, limit)
-        .map(plain);
+        .map(deliveryOf);
     },
 
     async dueStats(scope: Scope, now: Date, webhookIds?: readonly string[] | null) {

@@ -202,7 +202,8 @@ interface DeliveryRow extends Delivery {
 
 // Rows and the copies handed out are built field by field: one fixed shape for every delivery keeps
 // V8's fast paths on the hottest objects, where spreads and rest patterns on a 20-field record do not.
-const deliveryOf = (d: Delivery): Delivery => ({
+/** A plain copy of a delivery record (no lease fields), in the one fixed shape the store hands out. */
+export const deliveryOf = (d: Delivery): Delivery => ({
   id: d.id,
   tenantId: d.tenantId,
   projectId: d.projectId,

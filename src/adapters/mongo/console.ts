@@ -10,6 +10,7 @@ import type { DeliveryFilter } from "../../app/ports/deliveries.ts";
 import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import { COLLECTIONS } from "./collections.ts";
+import { withDeliveryFilter } from "./deliveries.ts";
 import type { DeliveryDoc } from "./documents.ts";
 import { guarded, isDuplicateKey, translate } from "./errors.ts";
 import { deliveryFromDoc } from "./mappers.ts";
@@ -170,15 +171,7 @@ export class MongoDeliveryInsights implements DeliveryInsights {
   ): Promise<Page<Delivery>> {
     const query: Filter<DeliveryDoc> = this.scoped(scope);
     if (webhookIds !== null) query.webhook_id = { $in: [...webhookIds] };
-    if (f.status !== undefined) query.status = f.status;
-    if (f.eventType !== undefined) query.event_type = f.eventType;
-    if (f.eventId !== undefined) query.event_id = f.eventId;
-    if (f.since !== undefined || f.until !== undefined) {
-      query.created_at = {
-        ...(f.since !== undefined && { $gte: f.since }),
-        ...(f.until !== undefined && { $lt: f.until }),
-      };
-    }
+    withDeliveryFilter(query, f);
     const docs = await this.col
       .find(afterCursor(query, page.cursor))
       .sort(NEWEST_FIRST)

@@ -52,15 +52,7 @@ export class MongoDeliveries implements DeliveryRepository {
       project_id: scope.projectId,
       webhook_id: webhookId,
     };
-    if (f.status !== undefined) query.status = f.status;
-    if (f.eventType !== undefined) query.event_type = f.eventType;
-    if (f.eventId !== undefined) query.event_id = f.eventId;
-    if (f.since !== undefined || f.until !== undefined) {
-      query.created_at = {
-        ...(f.since !== undefined && { $gte: f.since }),
-        ...(f.until !== undefined && { $lt: f.until }),
-      };
-    }
+    withDeliveryFilter(query, f);
     const docs = await this.col
       .find(afterCursor(query, page.cursor))
       .sort(NEWEST_FIRST)
@@ -261,4 +253,18 @@ export class MongoDeliveries implements DeliveryRepository {
     ]);
     return r.deletedCount;
   }
+}
+
+/** Adds the API's delivery filters (status, event type, event id, creation window) to a query. */
+export function withDeliveryFilter(query: Filter<DeliveryDoc>, f: DeliveryFilter): Filter<DeliveryDoc> {
+  if (f.status !== undefined) query.status = f.status;
+  if (f.eventType !== undefined) query.event_type = f.eventType;
+  if (f.eventId !== undefined) query.event_id = f.eventId;
+  if (f.since !== undefined || f.until !== undefined) {
+    query.created_at = {
+      ...(f.since !== undefined && { $gte: f.since }),
+      ...(f.until !== undefined && { $lt: f.until }),
+    };
+  }
+  return query;
 }
