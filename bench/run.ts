@@ -3,20 +3,32 @@
 // peak memory — for the in-memory store, and for MongoDB when MONGODB_URI is set. Figures go to
 // bench/results/<timestamp>.json too.
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { Worker } from "node:worker_threads";
 import { Agent, request } from "undici";
 
 const ROOT = resolve(import.meta.dirname, "..");
-const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 8);
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 4_000);
-const RATE = Number(process.env.BENCH_RATE ?? 500);
+/** Endpoint counts to measure, e.g. "1,8,64". */
+const ENDPOINT_COUNTS = (process.env.BENCH_ENDPOINTS ?? "8").split(",").map(Number);
+/** Herald process counts to measure on the database (the in-memory store is one process). */
+const PROCESS_COUNTS = (process.env.BENCH_PROCESSES ?? "1,3").split(",").map(Number);
+/** Deliveries per throughput phase; events are this divided by the endpoints (BENCH_EVENTS overrides). */
+const DELIVERIES = {
+  memory: Number(process.env.BENCH_DELIVERIES ?? 32_000),
+  mongo: Number(process.env.BENCH_DB_DELIVERIES ?? 3_200),
+};
+/** Deliveries per second offered in the latency phase (events/s times endpoints). */
+const RATE_DELIVERIES = {
+  memory: Number(process.env.BENCH_RATE_DELIVERIES ?? 4_000),
+  mongo: Number(process.env.BENCH_DB_RATE_DELIVERIES ?? 200),
+};
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 10);
 const PUBLISH_CONCURRENCY = Number(process.env.BENCH_PUBLISH_CONCURRENCY ?? 64);
 const EVENT_TYPE = "message.delivered";
+const TICKS_PER_SECOND = 100;
 
 interface Receipt {
   id: string;
@@ -72,7 +84,7 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function startHerald(store: "memory" | "mongo"): Promise<Server> {
+async function startHerald(store: "memory" | "mongo", dbName: string): Promise<Server> {
   // BENCH_PROFILE=dir writes a V8 CPU profile of Herald there.
   const profile = process.env.BENCH_PROFILE
     ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
@@ -85,7 +97,7 @@ async function startHerald(store: "memory" | "mongo"): Promise<Server> {
       env: {
         ...process.env,
         HERALD_STORE: store,
-        MONGODB_DB: `herald_bench_${Date.now()}`,
+        MONGODB_DB: dbName,
         HERALD_DATA_DIR: join(ROOT, ".herald-bench"),
         HERALD_ALLOW_HTTP_URLS: "true",
         HERALD_ALLOW_PRIVATE_NETWORKS: "true",
@@ -138,9 +150,50 @@ function eventData(i: number) {
   };
 }
 
-async function dbCommands(s: Server): Promise<number> {
-  const text = (await call(s, "GET", "/metrics")) as string;
-  return Number(/^herald_db_commands_total (\d+)/m.exec(text)?.[1] ?? 0);
+/** Database commands sent and documents they write, summed over the processes. */
+async function dbCounters(servers: Server[]): Promise<{ commands: number; written: number }> {
+  let commands = 0;
+  let written = 0;
+  for (const s of servers) {
+    const text = (await call(s, "GET", "/metrics")) as string;
+    commands += Number(/^herald_db_commands_total (\d+)/m.exec(text)?.[1] ?? 0);
+    written += Number(/^herald_db_documents_written_total (\d+)/m.exec(text)?.[1] ?? 0);
+  }
+  return { commands, written };
+}
+
+/** CPU seconds (user + system) a process has used, from /proc. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/** The database server's processes on this machine (FerretDB's and PostgreSQL's), by name. */
+function databasePids(): { ferretdb: number[]; postgres: number[] } {
+  const out = { ferretdb: [] as number[], postgres: [] as number[] };
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const comm = readFileSync(`/proc/${entry}/comm`, "utf8").trim();
+      if (/^ferretdb/.test(comm)) out.ferretdb.push(Number(entry));
+      else if (/^postgres/.test(comm)) out.postgres.push(Number(entry));
+    } catch {}
+  }
+  return out;
+}
+
+/** CPU seconds used so far by the database's processes and by the whole machine. */
+function databaseCpu(): { ferretdb: number; postgres: number; machine: number } {
+  const pids = databasePids();
+  const sum = (xs: number[]) => xs.reduce((a, pid) => a + cpuSeconds(pid), 0);
+  const stat = readFileSync("/proc/stat", "utf8").split("\n")[0]!.split(/\s+/).slice(1, 9).map(Number);
+  const busy = stat.reduce((a, b) => a + b, 0) - (stat[3] ?? 0) - (stat[4] ?? 0);
+  return { ferretdb: sum(pids.ferretdb), postgres: sum(pids.postgres), machine: busy / TICKS_PER_SECOND };
 }
 
 function peakRssMb(pid: number): number {
@@ -207,124 +260,164 @@ function checkComplete(phase: string, receipts: Receipt[], sent: Map<string, num
   }
 }
 
-async function publish(s: Server, i: number, sent: Map<string, number>) {
-  const start = Date.now();
+async function publish(s: Server, i: number, sent: Map<string, number>, calls?: number[]) {
+  const start = performance.now();
+  const startedAt = Date.now();
   const r = (await call(s, "POST", "/api/v1/events", { type: EVENT_TYPE, data: eventData(i) })) as {
     id: string;
   };
-  sent.set(r.id, start);
+  calls?.push(performance.now() - start);
+  sent.set(r.id, startedAt);
 }
 
-async function runStore(store: "memory" | "mongo") {
+async function runStore(store: "memory" | "mongo", endpoints: number, processes: number) {
+  const events = Number(process.env.BENCH_EVENTS ?? Math.max(20, Math.round(DELIVERIES[store] / endpoints)));
+  const rate = Math.max(1, Math.round(RATE_DELIVERIES[store] / endpoints));
   const rx = await Receiver.start();
-  const s = await startHerald(store);
+  const dbName = `herald_bench_${Date.now()}`;
+  const servers: Server[] = [];
   try {
-    for (let e = 0; e < ENDPOINTS; e++) {
-      await call(s, "POST", "/api/v1/webhooks", {
+    for (let p = 0; p < processes; p++) servers.push(await startHerald(store, dbName));
+    const s0 = servers[0]!;
+    const via = (i: number) => servers[i % servers.length]!;
+    for (let e = 0; e < endpoints; e++) {
+      await call(s0, "POST", "/api/v1/webhooks", {
         url: `http://127.0.0.1:${rx.port}/ep${e}`,
         events: [EVENT_TYPE],
       });
     }
-    // Warm-up: connections, JIT, indexes.
+    // Warm-up: connections, JIT, indexes, shard ownership settled between the processes.
     const warm = new Map<string, number>();
-    await Promise.all(Array.from({ length: 50 }, (_, i) => publish(s, i, warm)));
-    await waitForReceipts(s, rx, 50 * ENDPOINTS, 60_000);
+    const warmEvents = Math.max(5, Math.round(400 / endpoints));
+    await Promise.all(Array.from({ length: warmEvents }, (_, i) => publish(via(i), i, warm)));
+    await waitForReceipts(s0, rx, warmEvents * endpoints, 120_000);
+    if (processes > 1) await new Promise((r) => setTimeout(r, 3_000));
     await rx.take();
 
     // 1. Throughput: publish as fast as the API takes it, measure until the last delivery lands.
-    const cmd0 = await dbCommands(s);
+    const db0 = store === "mongo" ? await dbCounters(servers) : null;
+    const cpu0 = servers.reduce((a, s) => a + cpuSeconds(s.pid), 0);
+    const dbCpu0 = databaseCpu();
+    const load0 = loadavg()[0]!;
     const sent = new Map<string, number>();
+    const publishCalls: number[] = [];
     const t0 = Date.now();
     let next = 0;
     await Promise.all(
       Array.from({ length: PUBLISH_CONCURRENCY }, async () => {
-        while (next < EVENTS) await publish(s, 1_000 + next++, sent);
+        while (next < events) {
+          const i = next++;
+          await publish(via(i), 1_000 + i, sent, publishCalls);
+        }
       }),
     );
     const publishedAt = Date.now();
-    await waitForReceipts(s, rx, EVENTS * ENDPOINTS, 300_000);
+    await waitForReceipts(s0, rx, events * endpoints, 600_000);
     const receipts = await rx.take();
-    checkComplete("throughput", receipts, sent, ENDPOINTS);
+    checkComplete("throughput", receipts, sent, endpoints);
     const t1 = Math.max(...receipts.map((r) => r.at));
-    // Let the last results be written before counting round trips.
-    await new Promise((r) => setTimeout(r, 300));
-    const cmd1 = await dbCommands(s);
+    // Let the last results be written before counting.
+    await new Promise((r) => setTimeout(r, 500));
+    const db1 = store === "mongo" ? await dbCounters(servers) : null;
+    const cpu1 = servers.reduce((a, s) => a + cpuSeconds(s.pid), 0);
+    const dbCpu1 = databaseCpu();
     const deliveries = receipts.length;
     // Once publishing stops, what remains is pure dispatch: the backlog's drain rate.
     const drained = receipts.filter((r) => r.at > publishedAt).length;
     const drainRate = t1 > publishedAt ? Math.round(drained / ((t1 - publishedAt) / 1000)) : null;
+    const perDelivery = (x: number) => Number((x / deliveries).toFixed(3));
+    const per1000 = (x: number) => Number(((x / deliveries) * 1000).toFixed(2));
 
     // 2. Latency at a steady publish rate.
     const steady = new Map<string, number>();
-    const total = RATE * RATE_SECONDS;
+    const steadyCalls: number[] = [];
+    const total = rate * RATE_SECONDS;
     const start = Date.now();
     const inflight: Promise<void>[] = [];
     for (let i = 0; i < total; i++) {
-      const due = start + (i * 1000) / RATE;
+      const due = start + (i * 1000) / rate;
       const wait = due - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      inflight.push(publish(s, 100_000 + i, steady));
+      inflight.push(publish(via(i), 100_000 + i, steady, steadyCalls));
     }
     await Promise.all(inflight);
-    await waitForReceipts(s, rx, total * ENDPOINTS, 120_000);
+    await waitForReceipts(s0, rx, total * endpoints, 300_000);
     const steadyReceipts = await rx.take();
-    checkComplete("steady", steadyReceipts, steady, ENDPOINTS);
+    checkComplete("steady", steadyReceipts, steady, endpoints);
     const latencies = steadyReceipts.map((r) => r.at - steady.get(r.id)!).sort((a, b) => a - b);
+    const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 
     return {
       store,
-      endpoints: ENDPOINTS,
+      processes,
+      endpoints,
       // The caps decide the ceiling: at most endpoints x per-endpoint requests are in flight.
       concurrency: Number(process.env.HERALD_CONCURRENCY ?? 200),
       endpoint_concurrency: Number(process.env.HERALD_ENDPOINT_CONCURRENCY ?? 10),
       throughput: {
-        events: EVENTS,
+        events,
         deliveries,
         publish_seconds: (publishedAt - t0) / 1000,
         seconds: (t1 - t0) / 1000,
         deliveries_per_second: Math.round(deliveries / ((t1 - t0) / 1000)),
         drain_deliveries_per_second: drainRate,
-        db_round_trips_per_delivery:
-          store === "mongo" ? Number(((cmd1 - cmd0) / deliveries).toFixed(3)) : null,
+        publish_call_p50_ms: Number(pct(sorted(publishCalls), 50).toFixed(1)),
+        db_round_trips_per_delivery: db0 && db1 ? perDelivery(db1.commands - db0.commands) : null,
+        db_documents_written_per_delivery: db0 && db1 ? perDelivery(db1.written - db0.written) : null,
+        herald_cpu_seconds_per_1000: per1000(cpu1 - cpu0),
+        // The database's processes on this machine, whoever made them work (other users included).
+        ferretdb_cpu_seconds_per_1000: store === "mongo" ? per1000(dbCpu1.ferretdb - dbCpu0.ferretdb) : null,
+        postgres_cpu_seconds_per_1000: store === "mongo" ? per1000(dbCpu1.postgres - dbCpu0.postgres) : null,
+        machine_cpu_seconds: Number((dbCpu1.machine - dbCpu0.machine).toFixed(1)),
+        load_average_before: Number(load0.toFixed(2)),
+        load_average_after: Number(loadavg()[0]!.toFixed(2)),
       },
       latency: {
-        rate_events_per_second: RATE,
+        rate_events_per_second: rate,
         seconds: RATE_SECONDS,
         deliveries: steadyReceipts.length,
         p50_ms: pct(latencies, 50),
         p95_ms: pct(latencies, 95),
         p99_ms: pct(latencies, 99),
         max_ms: latencies[latencies.length - 1] ?? 0,
+        publish_call_p50_ms: Number(pct(sorted(steadyCalls), 50).toFixed(1)),
       },
-      peak_rss_mb: Math.round(peakRssMb(s.pid)),
+      peak_rss_mb: Math.round(Math.max(...servers.map((s) => peakRssMb(s.pid)))),
     };
   } finally {
-    await s.stop();
+    await Promise.all(servers.map((s) => s.stop()));
     await rx.close();
   }
 }
 
-const stores: ("memory" | "mongo")[] = ["memory"];
-if (process.env.MONGODB_URI) stores.push("mongo");
+const runs: { store: "memory" | "mongo"; processes: number }[] = [{ store: "memory", processes: 1 }];
+if (process.env.MONGODB_URI) for (const processes of PROCESS_COUNTS) runs.push({ store: "mongo", processes });
 else console.log("MONGODB_URI is not set: measuring the in-memory store only.");
+const stores = (process.env.BENCH_STORES ?? "memory,mongo").split(",");
 
 const results = [];
-for (const store of stores) {
-  console.log(
-    `\n== ${store}: ${EVENTS} events x ${ENDPOINTS} endpoints, then ${RATE} events/s for ${RATE_SECONDS} s` +
-      ` (HERALD_CONCURRENCY=${process.env.HERALD_CONCURRENCY ?? 200}, HERALD_ENDPOINT_CONCURRENCY=${process.env.HERALD_ENDPOINT_CONCURRENCY ?? 10})`,
-  );
-  const r = await runStore(store);
-  results.push(r);
-  console.log(
-    [
-      `deliveries/s            ${r.throughput.deliveries_per_second}  (${r.throughput.deliveries} in ${r.throughput.seconds.toFixed(2)} s, publishing concurrently for ${r.throughput.publish_seconds.toFixed(2)} s)`,
-      `drain deliveries/s      ${r.throughput.drain_deliveries_per_second ?? "n/a"}  (backlog after publishing stopped)`,
-      `db round trips/delivery ${r.throughput.db_round_trips_per_delivery ?? "n/a (no database)"}`,
-      `latency @${RATE}/s         p50 ${r.latency.p50_ms} ms  p95 ${r.latency.p95_ms} ms  p99 ${r.latency.p99_ms} ms  max ${r.latency.max_ms} ms`,
-      `peak RSS (Herald)       ${r.peak_rss_mb} MiB`,
-    ].join("\n"),
-  );
+for (const endpoints of ENDPOINT_COUNTS) {
+  for (const { store, processes } of runs) {
+    if (!stores.includes(store)) continue;
+    console.log(
+      `\n== ${store}, ${processes} process${processes > 1 ? "es" : ""}, ${endpoints} endpoints` +
+        ` (HERALD_CONCURRENCY=${process.env.HERALD_CONCURRENCY ?? 200}, HERALD_ENDPOINT_CONCURRENCY=${process.env.HERALD_ENDPOINT_CONCURRENCY ?? 10})`,
+    );
+    const r = await runStore(store, endpoints, processes);
+    results.push(r);
+    const t = r.throughput;
+    console.log(
+      [
+        `deliveries/s            ${t.deliveries_per_second}  (${t.deliveries} in ${t.seconds.toFixed(2)} s, publishing concurrently for ${t.publish_seconds.toFixed(2)} s)`,
+        `drain deliveries/s      ${t.drain_deliveries_per_second ?? "n/a"}  (backlog after publishing stopped)`,
+        `publish call p50        ${t.publish_call_p50_ms} ms (as fast as possible), ${r.latency.publish_call_p50_ms} ms (at the fixed rate)`,
+        `latency @${r.latency.rate_events_per_second} events/s   p50 ${r.latency.p50_ms} ms  p95 ${r.latency.p95_ms} ms  p99 ${r.latency.p99_ms} ms  max ${r.latency.max_ms} ms`,
+        `per delivery            ${t.db_round_trips_per_delivery ?? "n/a"} round trips, ${t.db_documents_written_per_delivery ?? "n/a"} documents written`,
+        `CPU s per 1,000         Herald ${t.herald_cpu_seconds_per_1000}, FerretDB ${t.ferretdb_cpu_seconds_per_1000 ?? "n/a"}, PostgreSQL ${t.postgres_cpu_seconds_per_1000 ?? "n/a"} (machine load ${t.load_average_before} → ${t.load_average_after})`,
+        `peak RSS (Herald)       ${r.peak_rss_mb} MiB`,
+      ].join("\n"),
+    );
+  }
 }
 
 const out = {

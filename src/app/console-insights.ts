@@ -103,7 +103,7 @@ export function consoleInsights(deps: AppDeps & { insights: DeliveryInsights; ve
             succeeded24h: s.ok,
             failed24h: s.bad,
             successRate: s.ok + s.bad > 0 ? s.ok / (s.ok + s.bad) : null,
-            lastSuccessAt: last.get(endpoint.id) ?? endpoint.lastSuccessAt,
+            lastSuccessAt: last.get(endpoint.id) ?? null,
           };
         }),
         dueBacklog: due.count,

@@ -1,10 +1,4 @@
-import {
-  type DisabledReason,
-  disableEndpoint,
-  type Endpoint,
-  enableEndpoint,
-  rotateSecrets,
-} from "../domain/endpoint.ts";
+import { disableEndpoint, type Endpoint, enableEndpoint, rotateSecrets } from "../domain/endpoint.ts";
 import { endpointUrlIssues } from "../domain/endpoint-url.ts";
 import { invalid, notFound } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
@@ -69,7 +63,6 @@ export function endpointUseCases(deps: AppDeps) {
         createdAt: now,
         updatedAt: now,
         failingSince: null,
-        lastSuccessAt: null,
       };
       await repos.endpoints.insert(endpoint);
       return { endpoint, secret };
@@ -139,12 +132,7 @@ export function endpointUseCases(deps: AppDeps) {
     async remove(scope: Scope, id: string): Promise<void> {
       const removed = await repos.endpoints.delete(scope, id);
       if (!removed) throw notFound("The endpoint");
-      await repos.deliveries.cancelPending(id, clock.now());
-    },
-
-    /** Disables an endpoint for a reason found by the delivery engine (gone, failing). */
-    async disableFor(id: string, reason: DisabledReason): Promise<boolean> {
-      return repos.endpoints.disable(id, reason, clock.now());
+      await repos.deliveries.cancelPending(scope, id);
     },
   };
 }

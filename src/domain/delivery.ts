@@ -40,24 +40,6 @@ export interface Delivery {
   createdAt: Date;
 }
 
-const NEXT: Record<DeliveryStatus, readonly DeliveryStatus[]> = {
-  pending: ["succeeded", "failed", "skipped", "cancelled"],
-  succeeded: [],
-  failed: [],
-  skipped: [],
-  cancelled: [],
-};
-
-/** True when a delivery may move from one status to another; every status but pending is final. */
-export function canTransition(from: DeliveryStatus, to: DeliveryStatus): boolean {
-  return NEXT[from].includes(to);
-}
-
-/** True for a finished attempt. */
-export function isFinal(status: DeliveryStatus): boolean {
-  return status !== "pending";
-}
-
 /** What a new attempt takes from the caller; the rest comes from the earlier attempt it repeats. */
 export interface AttemptSpec {
   id: string;

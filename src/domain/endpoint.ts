@@ -26,7 +26,6 @@ export interface Endpoint {
   updatedAt: Date;
   /** Start of the current run of failures without a success; null after a success. */
   failingSince: Date | null;
-  lastSuccessAt: Date | null;
 }
 
 /** The endpoint after being switched on: enabled, reason and failure streak cleared. */
@@ -63,9 +62,4 @@ export function rotateSecrets(
         }))
       : [];
   return [{ sealed: newSealed, expiresAt: null }, ...previous];
-}
-
-/** True when an endpoint that has not succeeded since `failingSince` should be disabled as failing. */
-export function shouldDisableAsFailing(e: Endpoint, disableAfterMs: number, now: Date): boolean {
-  return e.enabled && e.failingSince !== null && now.getTime() - e.failingSince.getTime() >= disableAfterMs;
 }

@@ -36,8 +36,3 @@ export function notFound(what: string): DomainError {
 export function invalid(issues: ValidationIssue[], message = "The request is not valid."): DomainError {
   return new DomainError("validation_failed", message, issues);
 }
-
-/** True for an error created by this module. */
-export function isDomainError(e: unknown): e is DomainError {
-  return e instanceof DomainError;
-}

@@ -14,9 +14,9 @@ import { consoleUseCases } from "../app/console.ts";
 import { consoleInsights } from "../app/console-insights.ts";
 import { deliveryUseCases } from "../app/deliveries.ts";
 import type { AppDeps } from "../app/deps.ts";
-import { createDispatcher, type Dispatcher } from "../app/dispatcher.ts";
 import { endpointTools } from "../app/endpoint-tools.ts";
 import { endpointUseCases } from "../app/endpoints.ts";
+import { createEngine, type Dispatcher } from "../app/engine/engine.ts";
 import { eventUseCases } from "../app/events.ts";
 import type { Logger } from "../app/logger.ts";
 import { maintenanceJobs } from "../app/maintenance.ts";
@@ -50,7 +50,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   const { config, logger } = options;
   let embedded: EmbeddedMongo | null = null;
   // Set once the metrics exist; counts every MongoDB command (round trip) for /metrics.
-  let onDbCommand = () => {};
+  let onDbCommand = (_written: number) => {};
   let repos: Repositories;
   let liveness: StoreLiveness | null = null;
   let consoleStore: { sessions: ConsoleSessionRepository; insights: DeliveryInsights };
@@ -69,7 +69,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
       logger.info("embedded MongoDB started", { data_dir: config.dataDir });
     }
     const connection = await connectMongo(uri, config.mongodbDb, { monitorCommands: true });
-    connection.client.on("commandStarted", () => onDbCommand());
+    connection.client.on("commandStarted", (e) => onDbCommand(documentsWritten(e.command)));
     repos = connection.repositories;
     const r = repos;
     // Liveness: fails only when this process's client is wedged while the database answers others.
@@ -143,7 +143,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   });
 
   const sender = options.makeSender(config);
-  dispatcher = createDispatcher({
+  dispatcher = createEngine({
     repos,
     clock: systemClock,
     ids: systemIds,
@@ -151,7 +151,8 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     sender,
     logger: logger.child({ component: "dispatcher" }),
     metrics,
-    owner: `${hostName()}:${systemIds.uuid().slice(0, 8)}`,
+    // Unique per start: a restarted process is a new member, and its old leases simply expire.
+    owner: `${hostName()}:${systemIds.uuid()}`,
     options: {
       concurrency: config.concurrency,
       endpointConcurrency: config.endpointConcurrency,
@@ -211,6 +212,15 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
  * timeout, the longest a stuck operation can hold a connection, so the driver's own recovery comes first.
  */
 const LIVENESS = { everyMs: 5_000, wedgedAfterMs: 60_000, probeTimeoutMs: 5_000 };
+
+/** Documents a command writes (at most): inserts, updates and deletes it carries; 0 for reads. */
+function documentsWritten(command: Record<string, unknown>): number {
+  for (const key of ["documents", "updates", "deletes"] as const) {
+    const list = command[key];
+    if (Array.isArray(list)) return list.length;
+  }
+  return "findAndModify" in command ? 1 : 0;
+}
 
 function hostName(): string {
   return globalThis.process?.env?.HOSTNAME ?? "herald";

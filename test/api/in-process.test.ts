@@ -32,6 +32,7 @@ function downRepos(makeError: () => Error): Repositories {
     endpoints: failing(),
     events: failing(),
     deliveries: failing(),
+    shards: failing(),
     tokens: failing(),
     idempotency: failing(),
     ping: fail,

@@ -5,8 +5,8 @@ import { aDelivery, allPages, at, ids, newScope, sortedIds, sortNewestFirst, uui
 
 export function deliveryContract(store: () => Repositories): void {
   describe("deliveries", () => {
-    const claimAll = (now: Date) =>
-      store().deliveries.claimDue({ now, owner: "probe", leaseMs: 1, limit: 1000, excludeWebhookIds: [] });
+    const dueAll = (now: Date) =>
+      store().deliveries.due({ now, shards: null, limit: 1000, excludeWebhookIds: [], excludeIds: [] });
 
     it("returns inserted deliveries exactly, inside their scope only", async () => {
       const scope = newScope();
@@ -163,28 +163,19 @@ export function deliveryContract(store: () => Repositories): void {
       });
       const elsewhere = aDelivery(scope, { scheduledAt: at(0) });
       await store().deliveries.insertMany([leased, waiting, done, elsewhere]);
-      const claimed = await store().deliveries.claimDue({
-        now: at(0),
-        owner: "worker",
-        leaseMs: 30_000,
-        limit: 10,
-        excludeWebhookIds: [elsewhere.webhookId],
-      });
-      expect(ids(claimed)).toEqual([leased.id]);
-
-      expect(await store().deliveries.cancelPending(webhookId, at(5))).toBe(2);
+      const otherScope = newScope();
+      expect(await store().deliveries.cancelPending(otherScope, webhookId)).toBe(0);
+      expect(await store().deliveries.cancelPending(scope, webhookId)).toBe(2);
       expect(await store().deliveries.get(scope, leased.id)).toEqual({ ...leased, status: "cancelled" });
       expect(await store().deliveries.get(scope, waiting.id)).toEqual({ ...waiting, status: "cancelled" });
       expect(await store().deliveries.get(scope, done.id)).toEqual(done);
       expect((await store().deliveries.get(scope, elsewhere.id))?.status).toBe("pending");
-      expect(await store().deliveries.cancelPending(webhookId, at(6))).toBe(0);
+      expect(await store().deliveries.cancelPending(scope, webhookId)).toBe(0);
 
-      // The worker that held the lease comes back late: the cancellation stands.
-      const holder = claimed[0]!;
-      await store().deliveries.complete([
+      // A process that sent it before the cancellation records late: the cancellation stands.
+      await store().deliveries.record([
         {
-          id: holder.id,
-          leaseOwner: holder.leaseOwner,
+          id: leased.id,
           status: "succeeded",
           responseStatus: 200,
           responseBody: "ok",
@@ -196,12 +187,11 @@ export function deliveryContract(store: () => Repositories): void {
         },
       ]);
       expect((await store().deliveries.get(scope, leased.id))?.status).toBe("cancelled");
-      expect(ids(await claimAll(at(120_000)))).toEqual([elsewhere.id]);
+      expect(ids(await dueAll(at(120_000)))).toEqual([elsewhere.id]);
     });
 
-    it("dueStats and nextDueAt count pending deliveries only, leased ones included", async () => {
+    it("dueStats counts pending deliveries only, held ones included", async () => {
       expect(await store().deliveries.dueStats(at(0))).toEqual({ count: 0, oldestScheduledAt: null });
-      expect(await store().deliveries.nextDueAt()).toBeNull();
       const scope = newScope();
       const oldest = aDelivery(scope, { scheduledAt: at(0) });
       const due = aDelivery(newScope(), { scheduledAt: at(1000) });
@@ -209,21 +199,14 @@ export function deliveryContract(store: () => Repositories): void {
       const finished = aDelivery(scope, { scheduledAt: at(-1000), status: "succeeded" });
       const cancelled = aDelivery(scope, { scheduledAt: at(-2000), status: "cancelled" });
       await store().deliveries.insertMany([future, due, finished, oldest, cancelled]);
-      await store().deliveries.claimDue({
-        now: at(1000),
-        owner: "w",
-        leaseMs: 60_000,
-        limit: 1,
-        excludeWebhookIds: [],
-      });
+      expect(ids(await dueAll(at(1000)))).toEqual([oldest.id, due.id]);
 
       expect(await store().deliveries.dueStats(at(1000))).toEqual({ count: 2, oldestScheduledAt: at(0) });
       expect(await store().deliveries.dueStats(at(999))).toEqual({ count: 1, oldestScheduledAt: at(0) });
       expect(await store().deliveries.dueStats(at(-1))).toEqual({ count: 0, oldestScheduledAt: null });
       expect(await store().deliveries.dueStats(at(10_000))).toEqual({ count: 3, oldestScheduledAt: at(0) });
-      expect(await store().deliveries.nextDueAt()).toEqual(at(0));
-      await store().deliveries.cancelPending(oldest.webhookId, at(2));
-      expect(await store().deliveries.nextDueAt()).toEqual(at(1000));
+      await store().deliveries.cancelPending(scope, oldest.webhookId);
+      expect(await store().deliveries.dueStats(at(1000))).toEqual({ count: 1, oldestScheduledAt: at(1000) });
     });
 
     it("deleteCreatedBefore removes only finished deliveries created strictly before the moment", async () => {

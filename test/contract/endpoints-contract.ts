@@ -20,7 +20,6 @@ export function endpointContract(store: () => Repositories): void {
         ],
         updatedAt: at(5),
         failingSince: at(-1000),
-        lastSuccessAt: at(-2000),
       });
       await store().endpoints.insert(e);
       expect(await store().endpoints.get(scope, e.id)).toEqual(e);

@@ -27,7 +27,6 @@ export function anEndpoint(scope: Scope, over: Partial<Endpoint> = {}): Endpoint
     createdAt: T0,
     updatedAt: T0,
     failingSince: null,
-    lastSuccessAt: null,
     ...over,
   };
 }

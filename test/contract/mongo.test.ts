@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { COLLECTIONS } from "../../src/adapters/mongo/collections.ts";
 import { createMongoConsoleStore } from "../../src/adapters/mongo/console.ts";
+import { MongoDeliveries } from "../../src/adapters/mongo/deliveries.ts";
 import type { DeliveryDoc } from "../../src/adapters/mongo/documents.ts";
 import { connectMongo } from "../../src/adapters/mongo/index.ts";
 import { ensureIndexes, INDEXES } from "../../src/adapters/mongo/indexes.ts";
 import { StoreUnavailableError } from "../../src/app/ports/store.ts";
+import { shardOf } from "../../src/domain/shards.ts";
 import { freshMongoRepositories } from "../support/mongo.ts";
 import { consoleContract } from "./console-contract.ts";
 import { aDelivery, at, ids, newScope } from "./fixtures.ts";
@@ -54,64 +56,29 @@ describe("mongo adapter", () => {
     }
   });
 
-  it("takes over a delivery whose record lags behind its newest lease, but only once that lease expired", async () => {
-    const fresh = await freshMongoRepositories("herald_test_leases");
+  it("stores each delivery's shard, and gives pending records from before shards theirs at start-up", async () => {
+    const fresh = await freshMongoRepositories("herald_test_shards");
     try {
       const scope = newScope();
       const d = aDelivery(scope, { scheduledAt: at(0) });
-      await fresh.repos.deliveries.insertMany([d]);
-      const claim = (now: Date) =>
-        fresh.repos.deliveries.claimDue({ now, owner: "w", leaseMs: 1000, limit: 10, excludeWebhookIds: [] });
-      expect(ids(await claim(at(0)))).toEqual([d.id]);
-      // What a lost update on FerretDB can leave behind: the record looks unleased at an older generation.
-      await fresh.db
-        .collection<DeliveryDoc>("deliveries")
-        .updateOne(
-          { _id: d.id },
-          { $set: { lease_version: 0, lease_owner: null, lease_expires_at: new Date(0) } },
-        );
-
-      expect(await claim(at(999))).toEqual([]);
-      const [taken] = await claim(at(1000));
-      expect(taken?.id).toBe(d.id);
-      await fresh.repos.deliveries.complete([
-        {
-          id: d.id,
-          leaseOwner: taken!.leaseOwner,
-          status: "succeeded",
-          responseStatus: 200,
-          responseBody: "",
-          error: null,
-          durationMs: 3,
-          attemptedAt: at(1001),
-          nextAttemptAt: null,
-          next: null,
-        },
-      ]);
-      expect((await fresh.repos.deliveries.get(scope, d.id))?.status).toBe("succeeded");
-    } finally {
-      await fresh.cleanup();
-    }
-  });
-
-  it("forgets leases that expired before the retention cut-off", async () => {
-    const fresh = await freshMongoRepositories("herald_test_leases");
-    try {
-      const scope = newScope();
-      await fresh.repos.deliveries.insertMany([
-        aDelivery(scope),
-        aDelivery(scope, { scheduledAt: at(5000) }),
-      ]);
-      const claim = (now: Date) =>
-        fresh.repos.deliveries.claimDue({ now, owner: "w", leaseMs: 1000, limit: 10, excludeWebhookIds: [] });
-      const [first] = await claim(at(0));
-      await fresh.repos.deliveries.release(first!.leaseOwner, [first!.id]);
-      await fresh.repos.deliveries.cancelPending(first!.webhookId, at(1));
-      expect(await claim(at(5000))).toHaveLength(1);
-      const leases = fresh.db.collection(COLLECTIONS.leases);
-      expect(await leases.countDocuments({})).toBe(2);
-      await fresh.repos.deliveries.deleteCreatedBefore(at(2000));
-      expect(await leases.countDocuments({})).toBe(1);
+      const old = aDelivery(scope, { scheduledAt: at(1) });
+      await fresh.repos.deliveries.insertMany([d, old]);
+      const col = fresh.db.collection<DeliveryDoc>(COLLECTIONS.deliveries);
+      expect((await col.findOne({ _id: d.id }))?.shard).toBe(shardOf(d.webhookId));
+      // A record written by the previous version of Herald: no shard, so no owner would read it by shard.
+      await col.updateOne({ _id: old.id }, { $unset: { shard: "" } });
+      const byShard = () =>
+        fresh.repos.deliveries.due({
+          now: at(10),
+          shards: [shardOf(old.webhookId)],
+          limit: 10,
+          excludeWebhookIds: [],
+          excludeIds: [],
+        });
+      expect(ids(await byShard())).not.toContain(old.id);
+      expect(await new MongoDeliveries(col).backfillShards()).toBe(1);
+      expect(ids(await byShard())).toContain(old.id);
+      expect(await new MongoDeliveries(col).backfillShards()).toBe(0);
     } finally {
       await fresh.cleanup();
     }
@@ -133,7 +100,7 @@ describe("mongo adapter", () => {
       await fresh.repos.close();
       await expect(fresh.repos.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
       await expect(fresh.repos.tokens.count()).rejects.toBeInstanceOf(StoreUnavailableError);
-      await expect(fresh.repos.deliveries.nextDueAt()).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(fresh.repos.shards.heads()).rejects.toBeInstanceOf(StoreUnavailableError);
     } finally {
       await fresh.cleanup();
     }

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Repositories } from "../../src/app/ports/store.ts";
+import { claimingContract } from "./claiming-contract.ts";
 import { deliveryContract } from "./deliveries-contract.ts";
 import { endpointContract } from "./endpoints-contract.ts";
 import { eventContract } from "./events-contract.ts";
-import { leasingContract } from "./leasing-contract.ts";
 import { tokenContract } from "./tokens-contract.ts";
 
 export interface ContractStore {
@@ -13,7 +13,7 @@ export interface ContractStore {
 
 /**
  * The behaviour every Repositories adapter owes the use cases. Each test gets a new, empty store, so
- * unscoped reads (claims, due stats, retention, tokens) see only what the test wrote.
+ * unscoped reads (due work, shard leases, due stats, retention, tokens) see only what the test wrote.
  */
 export function repositoryContract(name: string, makeRepos: () => Promise<ContractStore>): void {
   describe(`repository contract: ${name}`, () => {
@@ -38,7 +38,7 @@ export function repositoryContract(name: string, makeRepos: () => Promise<Contra
     endpointContract(store);
     eventContract(store);
     deliveryContract(store);
-    leasingContract(store);
+    claimingContract(store);
     tokenContract(store);
   });
 }

@@ -379,28 +379,29 @@ describe("claiming", () => {
     await t.endpoints.create(SCOPE, { url: "https://x.example.com/", events: ["message.sent"] });
     for (let i = 0; i < 10; i++)
       await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
-    const claims: number[] = [];
-    const claimDue = t.repos.deliveries.claimDue.bind(t.repos.deliveries);
-    t.repos.deliveries.claimDue = async (r) => {
-      const got = await claimDue(r);
-      claims.push(got.length);
+    // Claiming is a read; nothing is written until results are recorded (no lease, nothing given back).
+    const reads: number[] = [];
+    const due = t.repos.deliveries.due.bind(t.repos.deliveries);
+    t.repos.deliveries.due = async (r) => {
+      const got = await due(r);
+      reads.push(got.length);
       return got;
     };
-    let released = 0;
-    const release = t.repos.deliveries.release.bind(t.repos.deliveries);
-    t.repos.deliveries.release = async (owner, ids) => {
-      released += ids.length;
-      await release(owner, ids);
+    const written: string[] = [];
+    const record = t.repos.deliveries.record.bind(t.repos.deliveries);
+    t.repos.deliveries.record = async (results) => {
+      written.push(...results.map((r) => r.status));
+      await record(results);
     };
     t.dispatcher.start();
     const deadline = Date.now() + 5_000;
     while (held.length < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     expect(held).toHaveLength(10);
-    expect(released).toBe(0);
-    expect(claims[0]).toBe(10);
+    expect(reads[0]).toBe(10);
+    expect(written).toEqual([]);
     for (const go of held.splice(0)) go();
     await t.drain();
-    expect(released).toBe(0);
+    expect(written).toEqual(Array(10).fill("succeeded"));
     expect(t.sender.requests).toHaveLength(10);
   });
 });

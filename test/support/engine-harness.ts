@@ -2,9 +2,9 @@ import { createAesGcmCipher } from "../../src/adapters/crypto/aes-gcm-cipher.ts"
 import { createMemoryRepositories } from "../../src/adapters/memory/repositories.ts";
 import { deliveryUseCases } from "../../src/app/deliveries.ts";
 import type { AppDeps } from "../../src/app/deps.ts";
-import { createDispatcher, type DispatcherOptions } from "../../src/app/dispatcher.ts";
 import { endpointTools } from "../../src/app/endpoint-tools.ts";
 import { endpointUseCases } from "../../src/app/endpoints.ts";
+import { createEngine, type EngineOptions } from "../../src/app/engine/engine.ts";
 import { eventUseCases } from "../../src/app/events.ts";
 import { silentLogger } from "../../src/app/logger.ts";
 import { maintenanceJobs } from "../../src/app/maintenance.ts";
@@ -60,6 +60,7 @@ export function countingMetrics() {
   const metrics: DeliveryMetrics = {
     attempt: (o) => seen.attempts.push({ status: o.status, error: o.error }),
     leaseRecovered: () => {},
+    shardsOwned: () => {},
     endpointDisabled: (r) => seen.disabled.push(r),
     publishToAttempt: () => {},
   };
@@ -83,7 +84,7 @@ export const sampleMessage = (status = "delivered") => ({
 export async function engineHarness(
   opts: {
     repos?: Repositories;
-    options?: Partial<DispatcherOptions>;
+    options?: Partial<EngineOptions>;
     sender?: ReturnType<typeof scriptedSender>;
   } = {},
 ) {
@@ -98,7 +99,7 @@ export async function engineHarness(
   const sender = opts.sender ?? scriptedSender();
   const { metrics, seen } = countingMetrics();
   let wakes = 0;
-  const dispatcher = createDispatcher({
+  const dispatcher = createEngine({
     repos,
     clock,
     ids,

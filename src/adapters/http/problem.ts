@@ -44,11 +44,6 @@ const PROBLEMS: Record<ProblemCode, { status: number; title: string }> = {
   unavailable: { status: 503, title: "Service Unavailable" },
 };
 
-/** The HTTP status of a problem code. */
-export function statusOf(code: ProblemCode): number {
-  return PROBLEMS[code].status;
-}
-
 export interface ProblemBody {
   type: string;
   title: string;
@@ -68,6 +63,11 @@ export interface Problem {
 }
 
 /** The problem+json response for a problem. */
+/** The HTTP status a problem code answers with (the console renders problems as pages, not JSON). */
+export function statusOf(code: ProblemCode): number {
+  return PROBLEMS[code].status;
+}
+
 export function problemResponse(problem: Problem, requestId: string): Response {
   const { status, title } = PROBLEMS[problem.code];
   const body: ProblemBody = {
@@ -169,11 +169,6 @@ export function internalProblem(requestId: string): Problem {
     code: "internal",
     detail: `An unexpected error occurred. Quote request id ${requestId} when reporting it.`,
   };
-}
-
-/** The answer when the database cannot be reached. */
-export function unavailableProblem(): Problem {
-  return UNAVAILABLE;
 }
 
 /** Prefixes the paths of a validation error's issues (use cases name fields; the edge adds `body.`). */

@@ -8,8 +8,8 @@ import type {
 import type { DeliveryFilter } from "../../app/ports/deliveries.ts";
 import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
+import { deliveryOf } from "./deliveries.ts";
 import { pageOf } from "./paging.ts";
-import { deliveryOf } from "./repositories.ts";
 
 const inScope = (s: Scope, r: Scope) => r.tenantId === s.tenantId && r.projectId === s.projectId;
 const copy = <T>(v: T): T => structuredClone(v);

@@ -33,7 +33,9 @@ export function createPrometheusMetrics(
   const outcomes = new Map<string, number>();
   const disabled = new Map<string, number>();
   let leaseRecoveries = 0;
+  let shardsOwned = 0;
   let dbCommands = 0;
+  let dbDocumentsWritten = 0;
   const attemptLatency = new Histogram();
   const publishLatency = new Histogram();
 
@@ -46,6 +48,9 @@ export function createPrometheusMetrics(
     leaseRecovered(count) {
       leaseRecoveries += count;
     },
+    shardsOwned(count) {
+      shardsOwned = count;
+    },
     endpointDisabled(reason) {
       disabled.set(reason, (disabled.get(reason) ?? 0) + 1);
     },
@@ -54,9 +59,10 @@ export function createPrometheusMetrics(
     },
   };
 
-  /** Counts one database command (MongoDB command monitoring): the benchmark's round trips. */
-  function dbCommand() {
+  /** Counts one database command (MongoDB command monitoring) and the documents it writes: the benchmark's figures. */
+  function dbCommand(written = 0) {
     dbCommands++;
+    dbDocumentsWritten += written;
   }
 
   async function render(): Promise<string> {
@@ -64,6 +70,9 @@ export function createPrometheusMetrics(
     lines.push("# HELP herald_db_commands_total Database commands sent (round trips).");
     lines.push("# TYPE herald_db_commands_total counter");
     lines.push(`herald_db_commands_total ${dbCommands}`);
+    lines.push("# HELP herald_db_documents_written_total Documents the database commands sent would write.");
+    lines.push("# TYPE herald_db_documents_written_total counter");
+    lines.push(`herald_db_documents_written_total ${dbDocumentsWritten}`);
     lines.push("# HELP herald_deliveries_total Delivery attempts recorded, by outcome and error code.");
     lines.push("# TYPE herald_deliveries_total counter");
     for (const [k, v] of outcomes) lines.push(`herald_deliveries_total{${k}} ${v}`);
@@ -76,10 +85,13 @@ export function createPrometheusMetrics(
     lines.push("# TYPE herald_publish_to_attempt_seconds histogram");
     lines.push(...publishLatency.render("herald_publish_to_attempt_seconds"));
     lines.push(
-      "# HELP herald_lease_recoveries_total Deliveries claimed again after another owner's lease expired.",
+      "# HELP herald_lease_recoveries_total Endpoint shards taken over after their owner's lease expired (it died or stalled).",
     );
     lines.push("# TYPE herald_lease_recoveries_total counter");
     lines.push(`herald_lease_recoveries_total ${leaseRecoveries}`);
+    lines.push("# HELP herald_shards_owned Endpoint shards this process owns now (of 256).");
+    lines.push("# TYPE herald_shards_owned gauge");
+    lines.push(`herald_shards_owned ${shardsOwned}`);
     lines.push(
       "# HELP herald_endpoints_disabled_total Endpoints disabled by the delivery engine, by reason.",
     );

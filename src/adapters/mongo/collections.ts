@@ -1,11 +1,20 @@
 import type { Collection, Db } from "mongodb";
-import type { DeliveryDoc, EndpointDoc, EventDoc, IdempotencyDoc, LeaseDoc, TokenDoc } from "./documents.ts";
+import type {
+  DeliveryDoc,
+  EndpointDoc,
+  EventDoc,
+  IdempotencyDoc,
+  ProcessDoc,
+  ShardLeaseDoc,
+  TokenDoc,
+} from "./documents.ts";
 
 export const COLLECTIONS = {
   endpoints: "endpoints",
   events: "events",
   deliveries: "deliveries",
-  leases: "delivery_leases",
+  shardLeases: "shard_leases",
+  processes: "processes",
   tokens: "tokens",
   idempotency: "idempotency_keys",
 } as const;
@@ -14,7 +23,8 @@ export interface Collections {
   endpoints: Collection<EndpointDoc>;
   events: Collection<EventDoc>;
   deliveries: Collection<DeliveryDoc>;
-  leases: Collection<LeaseDoc>;
+  shardLeases: Collection<ShardLeaseDoc>;
+  processes: Collection<ProcessDoc>;
   tokens: Collection<TokenDoc>;
   idempotency: Collection<IdempotencyDoc>;
 }
@@ -25,7 +35,8 @@ export function collectionsOf(db: Db): Collections {
     endpoints: db.collection<EndpointDoc>(COLLECTIONS.endpoints),
     events: db.collection<EventDoc>(COLLECTIONS.events),
     deliveries: db.collection<DeliveryDoc>(COLLECTIONS.deliveries),
-    leases: db.collection<LeaseDoc>(COLLECTIONS.leases),
+    shardLeases: db.collection<ShardLeaseDoc>(COLLECTIONS.shardLeases),
+    processes: db.collection<ProcessDoc>(COLLECTIONS.processes),
     tokens: db.collection<TokenDoc>(COLLECTIONS.tokens),
     idempotency: db.collection<IdempotencyDoc>(COLLECTIONS.idempotency),
   };

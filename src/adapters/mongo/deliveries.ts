@@ -1,37 +1,23 @@
 import type { AnyBulkWriteOperation, Collection, Filter } from "mongodb";
-import { candidateWindow, pickWithinRoom } from "../../app/claim-room.ts";
 import type {
   AttemptResult,
-  ClaimRequest,
   DeliveryFilter,
   DeliveryRepository,
-  LeasedDelivery,
+  DueRequest,
 } from "../../app/ports/deliveries.ts";
 import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
-import { type DeliveryDoc, type LeaseDoc, UNLEASED } from "./documents.ts";
+import { shardOf } from "../../domain/shards.ts";
+import type { DeliveryDoc } from "./documents.ts";
 import { insertIgnoringDuplicates } from "./errors.ts";
-import { LeaseLedger } from "./leases.ts";
 import { deliveryFromDoc, deliveryToDoc } from "./mappers.ts";
 import { afterCursor, fetchSize, NEWEST_FIRST, toPage } from "./paging.ts";
 
-/** Rounds of find-then-lease one claim makes when other claimers took some of what it saw. */
-const CLAIM_ROUNDS = 3;
-
-const unleased = { lease_owner: null, lease_expires_at: UNLEASED };
-const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const unique = (xs: readonly string[]) => [...new Set(xs)];
 const pairKey = (eventId: string, webhookId: string) => `${eventId}/${webhookId}`;
 
 export class MongoDeliveries implements DeliveryRepository {
-  private readonly leases: LeaseLedger;
-
-  constructor(
-    private readonly col: Collection<DeliveryDoc>,
-    leases: Collection<LeaseDoc>,
-  ) {
-    this.leases = new LeaseLedger(leases);
-  }
+  constructor(private readonly col: Collection<DeliveryDoc>) {}
 
   async insertMany(deliveries: readonly Delivery[]): Promise<void> {
     if (deliveries.length === 0) return;
@@ -99,106 +85,42 @@ export class MongoDeliveries implements DeliveryRepository {
     return out;
   }
 
-  async cancelPending(webhookId: string, _at: Date): Promise<number> {
+  async cancelPending(scope: Scope, webhookId: string): Promise<number> {
     const r = await this.col.updateMany(
-      { webhook_id: webhookId, status: "pending" },
-      { $set: { status: "cancelled", attempted_at: null, next_attempt_at: null, ...unleased } },
+      { tenant_id: scope.tenantId, project_id: scope.projectId, webhook_id: webhookId, status: "pending" },
+      { $set: { status: "cancelled", attempted_at: null, next_attempt_at: null } },
     );
     return r.modifiedCount;
   }
 
-  /**
-   * Leases without a transaction, in four round trips: find due records; insert one lease document per
-   * record for its next generation (the unique _id lets exactly one claimer win each); stamp the won
-   * records with this call's claim token; read back what carries the token and is still pending.
-   */
-  async claimDue(r: ClaimRequest): Promise<LeasedDelivery[]> {
+  /** One read: pending and due in the given shards, earliest first. Nothing is written (ADR 9). */
+  async due(r: DueRequest): Promise<Delivery[]> {
     if (r.limit <= 0) return [];
-    const token = `${r.owner}:${globalThis.crypto.randomUUID()}`;
-    const leaseExpiresAt = new Date(r.now.getTime() + r.leaseMs);
-    const due: Filter<DeliveryDoc> = {
-      status: "pending",
-      scheduled_at: { $lte: r.now },
-      lease_expires_at: { $lte: r.now },
-    };
-    if (r.excludeWebhookIds.length > 0) due.webhook_id = { $nin: unique(r.excludeWebhookIds) };
-
-    const won: string[] = [];
-    const wonEndpoint = new Map<string, string>();
-    const expired = new Set<string>();
-    for (let round = 0; round < CLAIM_ROUNDS && won.length < r.limit; round++) {
-      const seen = await this.col
-        .find(won.length ? { ...due, _id: { $nin: won } } : due)
-        .sort({ scheduled_at: 1 })
-        .limit(candidateWindow(r))
-        .project<Pick<DeliveryDoc, "_id" | "lease_version" | "webhook_id" | "lease_expires_at">>({
-          _id: 1,
-          lease_version: 1,
-          webhook_id: 1,
-          lease_expires_at: 1,
-        })
-        .toArray();
-      if (seen.length === 0) break;
-      // Room left per endpoint, counting what earlier rounds of this claim already won.
-      const busy: Record<string, number> = { ...r.busy };
-      for (const id of won) {
-        const w = wonEndpoint.get(id);
-        if (w) busy[w] = (busy[w] ?? 0) + 1;
-      }
-      const candidates = pickWithinRoom(
-        seen.map((c) => ({ ...c, webhookId: c.webhook_id })),
-        { ...r, limit: r.limit - won.length, busy },
-      );
-      if (candidates.length === 0) break;
-      for (const c of candidates) {
-        wonEndpoint.set(c._id, c.webhook_id);
-        // Due with a lease that ran out (a released one is reset to UNLEASED): its owner died.
-        if (c.lease_expires_at.getTime() > UNLEASED.getTime()) expired.add(c._id);
-      }
-      const generations = await this.leases.acquire(
-        candidates.map((c) => ({ id: c._id, version: c.lease_version })),
-        token,
-        r.now,
-        leaseExpiresAt,
-      );
-      if (generations.length > 0) {
-        await this.col.bulkWrite(
-          generations.map((g) => ({
-            updateOne: {
-              filter: { _id: g.id, status: "pending", lease_version: { $lt: g.generation } },
-              update: {
-                $set: { lease_owner: token, lease_expires_at: leaseExpiresAt, lease_version: g.generation },
-              },
-            },
-          })),
-          { ordered: false },
-        );
-        won.push(...generations.map((g) => g.id));
-      }
-      // Everything seen was won: either the limit is reached or nothing more is due.
-      if (generations.length === candidates.length) break;
-    }
-    if (won.length === 0) return [];
+    const query: Filter<DeliveryDoc> = { status: "pending", scheduled_at: { $lte: r.now } };
+    if (r.shards !== null) query.shard = { $in: [...r.shards] };
+    if (r.excludeWebhookIds.length > 0) query.webhook_id = { $nin: unique(r.excludeWebhookIds) };
+    if (r.excludeIds.length > 0) query._id = { $nin: [...r.excludeIds] };
+    // One batch: FerretDB v1 holds a PostgreSQL connection for a cursor left open between batches.
     const docs = await this.col
-      .find({ _id: { $in: won }, status: "pending", lease_owner: token })
+      .find(query)
       .sort({ scheduled_at: 1 })
+      .limit(r.limit)
+      .batchSize(r.limit)
       .toArray();
-    return docs.map((d) => ({
-      ...deliveryFromDoc(d),
-      leaseOwner: token,
-      leaseExpiresAt,
-      recovered: expired.has(d._id),
-    }));
+    return docs.map(deliveryFromDoc);
   }
 
-  async complete(results: readonly AttemptResult[]): Promise<void> {
+  /**
+   * Two writes for any number of results: the follow-up attempts' insert first (a crash before the
+   * update leaves the current record pending, so it is sent again, and its follow-up is never lost),
+   * then one unordered bulk update of the results, each only while its record is still pending.
+   */
+  async record(results: readonly AttemptResult[]): Promise<void> {
     if (results.length === 0) return;
-    // The follow-up attempts go in first: a crash before the finalising write leaves the current record
-    // pending, so it is sent again after its lease expires; a retry is never lost.
     await this.insertMany(results.flatMap((r) => (r.next ? [r.next] : [])));
     const ops: AnyBulkWriteOperation<DeliveryDoc>[] = results.map((r) => ({
       updateOne: {
-        filter: { _id: r.id, status: "pending", lease_owner: r.leaseOwner },
+        filter: { _id: r.id, status: "pending" },
         update: {
           $set: {
             status: r.status,
@@ -208,25 +130,34 @@ export class MongoDeliveries implements DeliveryRepository {
             duration_ms: r.durationMs,
             attempted_at: r.attemptedAt,
             next_attempt_at: r.nextAttemptAt,
-            ...unleased,
           },
         },
       },
     }));
-    await this.col.bulkWrite(ops, { ordered: false });
+    // Ordered: an update that matches nothing is no error, so the order costs nothing here.
+    await this.col.bulkWrite(ops, { ordered: true });
   }
 
-  /** `owner` is either the claim token a lease carries or the owner that claimed it (all its claims). */
-  async release(owner: string, ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.col.updateMany(
-      {
-        _id: { $in: unique(ids) },
-        status: "pending",
-        $or: [{ lease_owner: owner }, { lease_owner: { $regex: `^${escapeRegex(owner)}:` } }],
-      },
-      { $set: unleased },
+  /**
+   * Gives pending records written before shards existed (an upgrade) their shard; nothing to do on a
+   * database that has none. Runs at start-up.
+   */
+  async backfillShards(): Promise<number> {
+    const docs = await this.col
+      .find({ status: "pending", shard: { $exists: false } })
+      .project<Pick<DeliveryDoc, "_id" | "webhook_id">>({ _id: 1, webhook_id: 1 })
+      .toArray();
+    if (docs.length === 0) return 0;
+    await this.col.bulkWrite(
+      docs.map((d) => ({
+        updateOne: {
+          filter: { _id: d._id },
+          update: { $set: { shard: shardOf(d.webhook_id) } },
+        },
+      })),
+      { ordered: false },
     );
+    return docs.length;
   }
 
   async dueStats(now: Date): Promise<{ count: number; oldestScheduledAt: Date | null }> {
@@ -238,19 +169,8 @@ export class MongoDeliveries implements DeliveryRepository {
     return { count, oldestScheduledAt: oldest?.scheduled_at ?? null };
   }
 
-  async nextDueAt(): Promise<Date | null> {
-    const next = await this.col.findOne(
-      { status: "pending" },
-      { sort: { scheduled_at: 1 }, projection: { scheduled_at: 1 } },
-    );
-    return next?.scheduled_at ?? null;
-  }
-
   async deleteCreatedBefore(before: Date): Promise<number> {
-    const [r] = await Promise.all([
-      this.col.deleteMany({ created_at: { $lt: before }, status: { $ne: "pending" } }),
-      this.leases.deleteExpiredBefore(before),
-    ]);
+    const r = await this.col.deleteMany({ created_at: { $lt: before }, status: { $ne: "pending" } });
     return r.deletedCount;
   }
 }

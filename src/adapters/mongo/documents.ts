@@ -22,7 +22,6 @@ export interface EndpointDoc {
   created_at: Date;
   updated_at: Date;
   failing_since: Date | null;
-  last_success_at: Date | null;
 }
 
 export interface EventDoc {
@@ -56,26 +55,28 @@ export interface DeliveryDoc {
   attempted_at: Date | null;
   next_attempt_at: Date | null;
   created_at: Date;
-  /** The claim token of the current lease; null when unleased. */
-  lease_owner: string | null;
-  /** The epoch when unleased, so "lease expired" is one range and the claim index needs no $or. */
-  lease_expires_at: Date;
-  /** The generation of the latest lease (0: never leased); the next claim competes for generation + 1. */
-  lease_version: number;
+  /** The endpoint's shard (ADR 9): the owner of a shard reads due work by it. */
+  shard: number;
 }
 
 /**
- * One lease generation of one delivery. Inserted, never updated: the unique _id makes "who holds
- * generation n" atomic even on FerretDB v1, whose conditional updates read and write in two steps.
+ * One generation of one shard's lease. Created by an insert and never by an update: the unique _id
+ * makes "who holds generation n" atomic even on FerretDB v1. Only its owner updates it (renew, give back).
  */
-export interface LeaseDoc {
-  /** `<delivery id>:<generation>` */
+export interface ShardLeaseDoc {
+  /** `<shard>:<generation>` */
   _id: string;
-  delivery_id: string;
+  shard: number;
   generation: number;
   owner: string;
+  /** The epoch once given back. */
   expires_at: Date;
-  created_at: Date;
+}
+
+/** A live Herald process, for rebalancing: each one renews its own. */
+export interface ProcessDoc {
+  _id: string;
+  expires_at: Date;
 }
 
 export interface TokenDoc {
@@ -96,6 +97,3 @@ export interface IdempotencyDoc {
   fingerprint: string;
   created_at: Date;
 }
-
-/** lease_expires_at of an unleased delivery. */
-export const UNLEASED = new Date(0);

@@ -16,20 +16,24 @@ export const INDEXES: Record<string, readonly IndexSpec[]> = {
     { name: "fanout_pending_created", key: { fanout_pending: 1, created_at: 1, _id: 1 } },
     { name: "created", key: { created_at: 1 } },
   ],
+  // Every index here is rewritten by each delivery's two hot writes (on PostgreSQL-backed servers an
+  // update rewrites every index entry of the document), so each one must earn its cost: ADR 9.
   [COLLECTIONS.deliveries]: [
+    // The API's list of an endpoint's deliveries, newest first; also cancelPending (by scope and endpoint).
     {
       name: "scope_webhook_created",
       key: { tenant_id: 1, project_id: 1, webhook_id: 1, created_at: -1, _id: -1 },
     },
-    { name: "due", key: { status: 1, scheduled_at: 1, lease_expires_at: 1 } },
-    { name: "webhook_status", key: { webhook_id: 1, status: 1 } },
+    // The claim: pending and due, earliest first, the shard read from the index; and dueStats.
+    { name: "due", key: { status: 1, scheduled_at: 1, shard: 1 } },
+    // A manual retry's and the recovery tool's "latest attempt of this event to this endpoint".
     { name: "event_webhook_attempt", key: { event_id: 1, webhook_id: 1, attempt: -1 } },
+    // Retention.
     { name: "created", key: { created_at: 1 } },
   ],
-  [COLLECTIONS.leases]: [
-    { name: "delivery", key: { delivery_id: 1 } },
-    { name: "expires", key: { expires_at: 1 } },
-  ],
+  // Shard leases (a few hundred documents) and process heartbeats are read whole; _id serves the writes.
+  [COLLECTIONS.shardLeases]: [],
+  [COLLECTIONS.processes]: [],
   [COLLECTIONS.tokens]: [
     { name: "hash", key: { hash: 1 }, unique: true },
     { name: "created", key: { created_at: -1, _id: -1 } },

@@ -3,15 +3,8 @@ import type { StoredEvent } from "../../app/ports/events.ts";
 import type { IdempotencyRecord, TokenRecord } from "../../app/ports/tokens.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import type { Endpoint, StoredSecret } from "../../domain/endpoint.ts";
-import {
-  type DeliveryDoc,
-  type EndpointDoc,
-  type EventDoc,
-  type IdempotencyDoc,
-  type SecretDoc,
-  type TokenDoc,
-  UNLEASED,
-} from "./documents.ts";
+import { shardOf } from "../../domain/shards.ts";
+import type { DeliveryDoc, EndpointDoc, EventDoc, IdempotencyDoc, SecretDoc, TokenDoc } from "./documents.ts";
 
 const secretToDoc = (s: StoredSecret): SecretDoc => ({ sealed: s.sealed, expires_at: s.expiresAt });
 const secretFromDoc = (s: SecretDoc): StoredSecret => ({ sealed: s.sealed, expiresAt: s.expires_at });
@@ -30,7 +23,6 @@ export function endpointToDoc(e: Endpoint): EndpointDoc {
     created_at: e.createdAt,
     updated_at: e.updatedAt,
     failing_since: e.failingSince,
-    last_success_at: e.lastSuccessAt,
   };
 }
 
@@ -48,7 +40,6 @@ export function endpointFromDoc(d: EndpointDoc): Endpoint {
     createdAt: d.created_at,
     updatedAt: d.updated_at,
     failingSince: d.failing_since,
-    lastSuccessAt: d.last_success_at,
   };
 }
 
@@ -93,7 +84,7 @@ export function eventFromDoc(d: EventDoc): StoredEvent {
   };
 }
 
-/** A new delivery record, unleased. */
+/** A new delivery record, with its endpoint's shard. */
 export function deliveryToDoc(d: Delivery): DeliveryDoc {
   return {
     _id: d.id,
@@ -114,9 +105,7 @@ export function deliveryToDoc(d: Delivery): DeliveryDoc {
     attempted_at: d.attemptedAt,
     next_attempt_at: d.nextAttemptAt,
     created_at: d.createdAt,
-    lease_owner: null,
-    lease_expires_at: UNLEASED,
-    lease_version: 0,
+    shard: shardOf(d.webhookId),
   };
 }
 

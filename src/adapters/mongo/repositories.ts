@@ -7,6 +7,7 @@ import { guarded, translate } from "./errors.ts";
 import { MongoEvents } from "./events.ts";
 import { MongoIdempotency } from "./idempotency.ts";
 import { ensureIndexes } from "./indexes.ts";
+import { MongoShards } from "./shards.ts";
 import { MongoTokens } from "./tokens.ts";
 
 /**
@@ -52,10 +53,17 @@ export async function createMongoRepositories(db: Db, client: MongoClient): Prom
     throw translate(e);
   }
   const c = collectionsOf(db);
+  const deliveries = new MongoDeliveries(c.deliveries);
+  try {
+    await deliveries.backfillShards();
+  } catch (e) {
+    throw translate(e);
+  }
   return {
     endpoints: guarded(new MongoEndpoints(c.endpoints)),
     events: guarded(new MongoEvents(c.events)),
-    deliveries: guarded(new MongoDeliveries(c.deliveries, c.leases)),
+    deliveries: guarded(deliveries),
+    shards: guarded(new MongoShards(c.shardLeases, c.processes)),
     tokens: guarded(new MongoTokens(c.tokens)),
     idempotency: guarded(new MongoIdempotency(c.idempotency)),
     async ping() {

@@ -1,5 +1,5 @@
 import { Cron } from "croner";
-import type { Dispatcher } from "../../app/dispatcher.ts";
+import type { Dispatcher } from "../../app/engine/engine.ts";
 import type { Logger } from "../../app/logger.ts";
 import type { MaintenanceJobs } from "../../app/maintenance.ts";
 

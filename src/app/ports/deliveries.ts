@@ -1,4 +1,4 @@
-// Storage of delivery records and their leases.
+// Storage of delivery records.
 import type { Delivery, DeliveryStatus } from "../../domain/delivery.ts";
 import type { EventType } from "../../domain/event-catalog.ts";
 import type { Page, PageRequest, Scope } from "./paging.ts";
@@ -11,33 +11,27 @@ export interface DeliveryFilter {
   until?: Date | undefined;
 }
 
-/** A delivery claimed by one process until the lease expires. */
-export interface LeasedDelivery extends Delivery {
-  leaseOwner: string;
-  leaseExpiresAt: Date;
-  /** True when this claim took over a lease that had expired (its owner died), not a fresh or released one. */
-  recovered?: boolean;
-}
-
-export interface ClaimRequest {
+/**
+ * A read of due work in the shards a process owns. Nothing is written: inside its shards the owner is
+ * the only claimer (ADR 9), so what it holds is kept in its memory, not stamped on the records.
+ */
+export interface DueRequest {
   now: Date;
-  owner: string;
-  leaseMs: number;
+  /** The shards to read; null for every shard (the process owns them all). */
+  shards: readonly number[] | null;
+  /** Most records answered. */
   limit: number;
-  /** Endpoints this process has no room for right now (per-endpoint concurrency). */
+  /** Endpoints with no room left (their in-flight cap is reached): their records are not read. */
   excludeWebhookIds: readonly string[];
-  /**
-   * Most deliveries this process may have in flight to one endpoint, and how many it has now: a claim
-   * leases no more for an endpoint than it has room for, so nothing claimed has to wait or be given back.
-   */
+  /** Deliveries the process holds already (in flight, or sent and waiting for their record). */
+  excludeIds: readonly string[];
+  /** More than this many of one endpoint are of no use to the caller (its room); a store may stop there. */
   perEndpointLimit?: number;
-  busy?: Readonly<Record<string, number>>;
 }
 
 /** The recorded result of one attempt, and the attempt that follows it, if any. */
 export interface AttemptResult {
   id: string;
-  leaseOwner: string;
   status: Exclude<DeliveryStatus, "pending">;
   responseStatus: number | null;
   responseBody: string | null;
@@ -58,19 +52,15 @@ export interface DeliveryRepository {
   /** The latest delivery (highest attempt) of each given event to the endpoint; events with none are absent. */
   latestForEvents(webhookId: string, eventIds: readonly string[]): Promise<Map<string, Delivery>>;
   /** Cancels every pending delivery of the endpoint; returns how many. */
-  cancelPending(webhookId: string, at: Date): Promise<number>;
-  /** Atomically leases up to `limit` due pending deliveries (unleased or with an expired lease). */
-  claimDue(request: ClaimRequest): Promise<LeasedDelivery[]>;
+  cancelPending(scope: Scope, webhookId: string): Promise<number>;
+  /** Due pending deliveries of the given shards, earliest scheduled first (one read, no write). */
+  due(request: DueRequest): Promise<Delivery[]>;
   /**
-   * Records attempt results: first inserts each `next`, then finalises each current record, but only
-   * while it is still pending and leased by the same owner. Safe to repeat after a crash.
+   * Records attempt results in two batched writes: first inserts each `next` (an existing id is left
+   * as it is), then finalises each current record that is still pending. Safe to repeat after a crash.
    */
-  complete(results: readonly AttemptResult[]): Promise<void>;
-  /** Gives leased deliveries back (graceful stop). */
-  release(owner: string, ids: readonly string[]): Promise<void>;
+  record(results: readonly AttemptResult[]): Promise<void>;
   /** How many pending deliveries are due at `now`, and when the oldest of them was due. */
   dueStats(now: Date): Promise<{ count: number; oldestScheduledAt: Date | null }>;
-  /** The earliest scheduled_at of any pending delivery, for the dispatcher's next wake-up. */
-  nextDueAt(): Promise<Date | null>;
   deleteCreatedBefore(before: Date): Promise<number>;
 }

@@ -32,7 +32,10 @@ export interface Sender {
 /** What the delivery engine reports for /metrics. */
 export interface DeliveryMetrics {
   attempt(outcome: { status: string; error: string | null; durationMs: number | null }): void;
+  /** Shards taken over from a process whose lease expired (it died or stalled): herald_lease_recoveries_total. */
   leaseRecovered(count: number): void;
+  /** How many shards this process owns now. */
+  shardsOwned(count: number): void;
   endpointDisabled(reason: string): void;
   publishToAttempt(ms: number): void;
 }

@@ -2,6 +2,7 @@
 import type { DeliveryRepository } from "./deliveries.ts";
 import type { EndpointRepository } from "./endpoints.ts";
 import type { EventRepository } from "./events.ts";
+import type { ShardRepository } from "./shards.ts";
 import type { IdempotencyRepository, TokenRepository } from "./tokens.ts";
 
 /** The storage as a whole: the repositories, plus what the process needs to manage it. */
@@ -9,6 +10,7 @@ export interface Repositories {
   endpoints: EndpointRepository;
   events: EventRepository;
   deliveries: DeliveryRepository;
+  shards: ShardRepository;
   tokens: TokenRepository;
   idempotency: IdempotencyRepository;
   /** Resolves when the store answers; rejects when it does not. */

@@ -1,0 +1,61 @@
+import type { Delivery } from "../../domain/delivery.ts";
+import type { DeliveryRepository } from "../ports/deliveries.ts";
+import type { Claimed } from "./work.ts";
+
+export interface ClaimInput {
+  now: Date;
+  /** Shards this process owns and may claim from now; null for all of them. */
+  shards: readonly number[] | null;
+  /** Deliveries this process may start now (its global cap minus what is in flight). */
+  room: number;
+  /** The per-endpoint cap and what each endpoint has in flight now. */
+  endpointCap: number;
+  inFlight: ReadonlyMap<string, number>;
+  /** Deliveries held already (in flight or waiting for their record). */
+  held: Iterable<string>;
+}
+
+/**
+ * Stage 2, claim: one read of due work in the owned shards, earliest first, skipping endpoints at
+ * their cap, and taking no more for an endpoint than its free room. Nothing is written: the owner of
+ * a shard is its only claimer, so holding a delivery is remembering it.
+ */
+export async function claimDue(
+  deliveries: DeliveryRepository,
+  input: ClaimInput,
+  batchSize: number,
+): Promise<Claimed[]> {
+  const limit = Math.min(batchSize, input.room);
+  if (limit <= 0 || (input.shards !== null && input.shards.length === 0)) return [];
+  const saturated: string[] = [];
+  for (const [id, n] of input.inFlight) if (n >= input.endpointCap) saturated.push(id);
+  const due = await deliveries.due({
+    now: input.now,
+    shards: input.shards,
+    // Room for a few endpoints that can take only part of what they have due.
+    limit: Math.min(limit * 2, 1_000),
+    excludeWebhookIds: saturated,
+    excludeIds: [...input.held],
+    perEndpointLimit: input.endpointCap,
+  });
+  return pickWithinRoom(due, limit, input.endpointCap, input.inFlight).map((delivery) => ({ delivery }));
+}
+
+/** In order, at most `limit`, and per endpoint no more than its cap leaves free. */
+export function pickWithinRoom(
+  due: readonly Delivery[],
+  limit: number,
+  cap: number,
+  inFlight: ReadonlyMap<string, number>,
+): Delivery[] {
+  const picked: Delivery[] = [];
+  const taken = new Map<string, number>();
+  for (const d of due) {
+    if (picked.length >= limit) break;
+    const used = (inFlight.get(d.webhookId) ?? 0) + (taken.get(d.webhookId) ?? 0);
+    if (used >= cap) continue;
+    taken.set(d.webhookId, (taken.get(d.webhookId) ?? 0) + 1);
+    picked.push(d);
+  }
+  return picked;
+}

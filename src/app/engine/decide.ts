@@ -1,0 +1,58 @@
+import { repeatAttempt } from "../../domain/delivery.ts";
+import { decideAfterAttempt } from "../../domain/delivery-decision.ts";
+import { nextDeliveryId } from "../../domain/ids.ts";
+import type { Decided, Sent } from "./work.ts";
+
+/**
+ * Stage 5, decide: the domain's `decideAfterAttempt` says what follows; this turns it into the record
+ * to write and the next automatic attempt (its id derived from this one's, so writing it twice after a
+ * crash makes one record).
+ */
+export function decide(
+  s: Sent,
+  ctx: { retryScheduleMs: readonly number[]; random: number; now: Date },
+): Decided {
+  const d = s.delivery;
+  const decision = decideAfterAttempt({
+    delivery: d,
+    outcome: s.outcome,
+    retryScheduleMs: ctx.retryScheduleMs,
+    random: ctx.random,
+    now: ctx.now,
+  });
+  const next =
+    decision.retryAt === null
+      ? null
+      : repeatAttempt(d, {
+          id: nextDeliveryId(d.id),
+          attempt: d.attempt + 1,
+          trigger: "automatic",
+          url: s.endpoint.url,
+          scheduledAt: decision.retryAt,
+          createdAt: ctx.now,
+        });
+  return {
+    result: {
+      id: d.id,
+      status: decision.status,
+      responseStatus: s.outcome.responseStatus,
+      responseBody: s.outcome.responseBody,
+      error: s.outcome.error,
+      durationMs: s.outcome.durationMs,
+      attemptedAt: s.attemptedAt,
+      nextAttemptAt: decision.retryAt,
+      next,
+    },
+    endpointId: s.endpoint.id,
+    // Only a change is written: a failing endpoint's streak is already running, a healthy one has none.
+    streak:
+      decision.streak === "end"
+        ? s.endpoint.failingSince !== null
+          ? "end"
+          : null
+        : s.endpoint.failingSince === null
+          ? "start"
+          : null,
+    disable: decision.disable,
+  };
+}

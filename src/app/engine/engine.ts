@@ -1,0 +1,299 @@
+import { shardOf } from "../../domain/shards.ts";
+import type { Logger } from "../logger.ts";
+import type { AttemptResult } from "../ports/deliveries.ts";
+import type { DeliveryMetrics, Sender } from "../ports/sending.ts";
+import type { Repositories } from "../ports/store.ts";
+import type { Clock, Ids, SecretCipher } from "../ports/system.ts";
+import { claimDue } from "./claim.ts";
+import { decide } from "./decide.ts";
+import { shardOwnership } from "./ownership.ts";
+import { preparer } from "./prepare.ts";
+import { recorder } from "./record.ts";
+import { sendPrepared } from "./send.ts";
+import type { Prepared } from "./work.ts";
+
+export interface EngineOptions {
+  /** Deliveries in flight in this process. */
+  concurrency: number;
+  /** Deliveries in flight to one endpoint (exact across processes: an endpoint has one owner). */
+  endpointConcurrency: number;
+  retryScheduleMs: readonly number[];
+  deliveryTimeoutMs: number;
+  /**
+   * HERALD_LEASE_MARGIN (default 60 s): a shard lease lasts deliveryTimeoutMs + this without renewal,
+   * and is renewed every quarter of this. A dead process's shards are taken over after the lease.
+   */
+  leaseMarginMs?: number;
+  /** How often shard ownership is checked (takeovers, rebalancing); default min(1 s, margin / 4). */
+  ownershipTickMs?: number;
+  /** Most deliveries claimed in one read. */
+  batchSize?: number;
+  /** Results are written together once this many are waiting, or after flushDelayMs. */
+  flushSize?: number;
+  flushDelayMs?: number;
+  /** After completions, how long to gather freed slots before claiming again. */
+  claimDelayMs?: number;
+}
+
+export interface EngineDeps {
+  repos: Repositories;
+  clock: Clock;
+  ids: Ids;
+  cipher: SecretCipher;
+  sender: Sender;
+  logger: Logger;
+  metrics: DeliveryMetrics;
+  /** Identifies this process in shard leases and heartbeats; unique per process start. */
+  owner: string;
+  options: EngineOptions;
+}
+
+export interface Dispatcher {
+  /** Takes its shards and starts claiming; returns at once. */
+  start(): void;
+  /** Claims due work now (a publish, a retry, or the safety-net schedule). */
+  wake(): void;
+  /** Stops claiming, waits up to `graceMs` for in-flight sends, records them, gives every shard back. */
+  stop(graceMs: number): Promise<void>;
+  /** Resolves once shards are taken, nothing is in flight and nothing is waiting to be written. */
+  idle(): Promise<void>;
+  readonly inFlight: number;
+}
+
+/**
+ * The delivery engine as a pipeline: own shards → claim → prepare → send → decide → record. Each stage
+ * is a module of this folder; this one holds what the stages share: what is held (in flight or
+ * waiting for its record), per endpoint and per shard, and the claim loop.
+ */
+export function createEngine(deps: EngineDeps): Dispatcher {
+  const { repos, clock, logger, metrics, options } = deps;
+  const batchSize = options.batchSize ?? 100;
+  const claimDelayMs = options.claimDelayMs ?? 2;
+  const marginMs = options.leaseMarginMs ?? 60_000;
+  // Pauses and clock skew up to this much cannot make two owners start sends in one shard (ADR 9).
+  const safetyMs = Math.min(1_000, marginMs / 4);
+
+  let running = false;
+  let pumping = false;
+  let again = false;
+  let pumpDone: Promise<void> = Promise.resolve();
+  /** Held deliveries (claimed until recorded), with their shard. */
+  const held = new Map<string, number>();
+  const heldPerShard = new Map<number, number>();
+  const inFlightPerEndpoint = new Map<string, number>();
+  let inFlight = 0;
+  const idleWaiters: (() => void)[] = [];
+  const drainWaiters = new Map<number, (() => void)[]>();
+
+  const bump = <K>(m: Map<K, number>, k: K, by: number) => {
+    const n = (m.get(k) ?? 0) + by;
+    if (n <= 0) m.delete(k);
+    else m.set(k, n);
+  };
+
+  const isIdle = () => inFlight === 0 && record.waiting === 0 && !pumping;
+  const notifyIdle = () => {
+    if (isIdle()) for (const w of idleWaiters.splice(0)) w();
+  };
+
+  function release(ids: readonly string[]) {
+    for (const id of ids) {
+      const shard = held.get(id);
+      if (shard === undefined) continue;
+      held.delete(id);
+      bump(heldPerShard, shard, -1);
+      if (!heldPerShard.has(shard)) for (const w of drainWaiters.get(shard)?.splice(0) ?? []) w();
+    }
+    notifyIdle();
+  }
+
+  const record = recorder(
+    { repos, clock, logger, recorded: release },
+    { size: options.flushSize ?? 200, delayMs: options.flushDelayMs ?? 5, retryMs: 1_000 },
+  );
+  const prepare = preparer({ repos, cipher: deps.cipher, clock });
+  const ownership = shardOwnership(
+    {
+      shards: repos.shards,
+      clock,
+      logger,
+      metrics,
+      processId: deps.owner,
+      gained: () => wake(),
+      // A read already on its way may answer work of the shard: it lands first (and drops that work,
+      // see claimOnce), then what is held of the shard is waited for until it is recorded.
+      drain: async (shard) => {
+        await claiming;
+        if (!heldPerShard.has(shard)) return;
+        await new Promise<void>((resolve) => {
+          drainWaiters.set(shard, [...(drainWaiters.get(shard) ?? []), resolve]);
+          void record.flush();
+        });
+      },
+    },
+    {
+      leaseMs: options.deliveryTimeoutMs + marginMs,
+      claimWindowMs: marginMs - safetyMs,
+      renewEveryMs: marginMs / 4,
+      tickMs: options.ownershipTickMs ?? Math.min(1_000, marginMs / 4),
+      drainMs: options.deliveryTimeoutMs + 5_000,
+    },
+  );
+
+  function recordResult(r: AttemptResult, effects: Parameters<typeof record.add>[1] = null) {
+    metrics.attempt({ status: r.status, error: r.error, durationMs: r.durationMs });
+    record.add(r, effects);
+  }
+
+  async function attempt(p: Prepared): Promise<void> {
+    const sent = await sendPrepared(p, deps);
+    if (p.delivery.attempt === 1 && p.delivery.trigger === "automatic") {
+      metrics.publishToAttempt(clock.now().getTime() - p.event.createdAt.getTime());
+    }
+    const decided = decide(sent, {
+      retryScheduleMs: options.retryScheduleMs,
+      random: deps.ids.random(),
+      now: clock.now(),
+    });
+    if (
+      decided.disable &&
+      (await repos.endpoints.disable(decided.endpointId, decided.disable, clock.now()))
+    ) {
+      metrics.endpointDisabled(decided.disable);
+    }
+    recordResult(decided.result, decided);
+  }
+
+  function run(p: Prepared) {
+    void attempt(p)
+      .catch((e) =>
+        logger.error("delivery attempt crashed", { error: e as Error, delivery_id: p.delivery.id }),
+      )
+      .finally(() => {
+        inFlight--;
+        bump(inFlightPerEndpoint, p.delivery.webhookId, -1);
+        if (running) wakeSoon();
+        notifyIdle();
+      });
+  }
+
+  /** Settles when the claim read in progress (if any) has landed. */
+  let claiming: Promise<unknown> = Promise.resolve();
+
+  async function claimOnce(): Promise<number> {
+    const reading = claimDue(
+      repos.deliveries,
+      {
+        now: clock.now(),
+        shards: ownership.claimable(),
+        room: options.concurrency - inFlight,
+        endpointCap: options.endpointConcurrency,
+        inFlight: inFlightPerEndpoint,
+        held: held.keys(),
+      },
+      batchSize,
+    );
+    claiming = reading.catch(() => {});
+    // A shard given back (or lost) while the read was on its way is no longer this process's to send.
+    const claimed = (await reading).filter((c) => ownership.mayClaim(shardOf(c.delivery.webhookId)));
+    if (claimed.length === 0) return 0;
+    // Held from here until recorded; counted against the caps from here until the send ends.
+    for (const { delivery: d } of claimed) {
+      const shard = shardOf(d.webhookId);
+      held.set(d.id, shard);
+      bump(heldPerShard, shard, 1);
+      bump(inFlightPerEndpoint, d.webhookId, 1);
+      inFlight++;
+    }
+    let prepared: Awaited<ReturnType<typeof prepare>>;
+    try {
+      prepared = await prepare(claimed);
+    } catch (e) {
+      for (const { delivery: d } of claimed) {
+        inFlight--;
+        bump(inFlightPerEndpoint, d.webhookId, -1);
+      }
+      release(claimed.map((c) => c.delivery.id));
+      throw e;
+    }
+    for (const r of prepared.finished) {
+      const d = claimed.find((c) => c.delivery.id === r.id)!.delivery;
+      inFlight--;
+      bump(inFlightPerEndpoint, d.webhookId, -1);
+      recordResult(r);
+    }
+    for (const p of prepared.ready) run(p);
+    return claimed.length;
+  }
+
+  async function pump(): Promise<void> {
+    if (pumping) {
+      again = true;
+      return;
+    }
+    pumping = true;
+    let pumped!: () => void;
+    pumpDone = new Promise<void>((resolve) => {
+      pumped = resolve;
+    });
+    try {
+      do {
+        again = false;
+        while (running && inFlight < options.concurrency) {
+          if ((await claimOnce()) === 0) break;
+        }
+      } while (again && running);
+    } catch (e) {
+      logger.warn("claiming due deliveries failed; the schedule will try again", { error: e as Error });
+    } finally {
+      pumping = false;
+      pumped();
+      notifyIdle();
+    }
+  }
+
+  function wake() {
+    if (running) void pump();
+  }
+
+  // Completions free slots one by one; claiming after each would make a read per delivery. They are
+  // gathered for a few milliseconds, so one read fills many slots at once.
+  let soon: ReturnType<typeof setTimeout> | null = null;
+  function wakeSoon() {
+    if (soon || !running) return;
+    soon = setTimeout(() => {
+      soon = null;
+      wake();
+    }, claimDelayMs);
+  }
+
+  return {
+    start() {
+      running = true;
+      ownership.start();
+      wake();
+    },
+    wake,
+    async stop(graceMs: number) {
+      running = false;
+      if (soon) clearTimeout(soon);
+      const deadline = Date.now() + graceMs;
+      // A claim on its way lands first, so what it took is sent and recorded (or left pending) below.
+      await pumpDone;
+      while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await record.flush();
+      // Every shard is given back at once; what is still in flight is sent again by the next owner.
+      await ownership.stop();
+    },
+    async idle() {
+      await ownership.ready();
+      // A wake during the first round found no shards yet; claim now that they are taken.
+      if (running && !pumping) void pump();
+      if (!isIdle()) await new Promise<void>((resolve) => idleWaiters.push(resolve));
+      await record.flush();
+    },
+    get inFlight() {
+      return inFlight;
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import type { Delivery } from "../../domain/delivery.ts";
+import { activeSecrets, type Endpoint } from "../../domain/endpoint.ts";
+import type { AttemptResult } from "../ports/deliveries.ts";
+import type { StoredEvent } from "../ports/events.ts";
+import type { Repositories } from "../ports/store.ts";
+import type { Clock, SecretCipher } from "../ports/system.ts";
+import type { Claimed, Prepared } from "./work.ts";
+
+const CACHE_LIMIT = 10_000;
+
+/** A record finished without a send: the endpoint or event is gone (cancelled), or it is disabled (skipped). */
+export function finishedWithoutSend(d: Delivery, status: "cancelled" | "skipped"): AttemptResult {
+  return {
+    id: d.id,
+    status,
+    responseStatus: null,
+    responseBody: null,
+    error: null,
+    durationMs: null,
+    attemptedAt: null,
+    nextAttemptAt: null,
+    next: null,
+  };
+}
+
+/**
+ * Stage 3, prepare: reads the claimed deliveries' endpoints (every time: a disable or a rotation
+ * counts at once) and events (kept: an event never changes), opens the endpoints' secrets (kept: a
+ * sealed secret always opens to the same text). Headers and the signature are made by the sender from
+ * these secrets and the event's bytes.
+ */
+export function preparer(deps: { repos: Repositories; cipher: SecretCipher; clock: Clock }) {
+  const events = new Map<string, StoredEvent>();
+  const secrets = new Map<string, string>();
+
+  const open = async (sealed: string) => {
+    let plain = secrets.get(sealed);
+    if (plain === undefined) {
+      plain = await deps.cipher.open(sealed);
+      if (secrets.size >= CACHE_LIMIT) secrets.clear();
+      secrets.set(sealed, plain);
+    }
+    return plain;
+  };
+
+  async function eventsOf(ids: string[]): Promise<Map<string, StoredEvent>> {
+    const missing = ids.filter((id) => !events.has(id));
+    if (missing.length > 0) {
+      const found = await deps.repos.events.getMany(missing);
+      if (events.size + found.length > CACHE_LIMIT) events.clear();
+      for (const e of found) events.set(e.id, e);
+    }
+    return events;
+  }
+
+  return async function prepare(
+    claimed: readonly Claimed[],
+  ): Promise<{ ready: Prepared[]; finished: AttemptResult[] }> {
+    const [byEvent, endpoints] = await Promise.all([
+      eventsOf([...new Set(claimed.map((c) => c.delivery.eventId))]),
+      deps.repos.endpoints.getMany([...new Set(claimed.map((c) => c.delivery.webhookId))]),
+    ]);
+    const byEndpoint = new Map<string, Endpoint>(endpoints.map((e) => [e.id, e]));
+    const now = deps.clock.now();
+    const ready: Prepared[] = [];
+    const finished: AttemptResult[] = [];
+    for (const { delivery } of claimed) {
+      const endpoint = byEndpoint.get(delivery.webhookId);
+      const event = byEvent.get(delivery.eventId);
+      // The endpoint was deleted, or the event aged out of retention: nothing is owed any more.
+      if (!endpoint || !event) finished.push(finishedWithoutSend(delivery, "cancelled"));
+      else if (!endpoint.enabled) finished.push(finishedWithoutSend(delivery, "skipped"));
+      else {
+        const sealed = activeSecrets(endpoint.secrets, now).map((s) => s.sealed);
+        const cached = sealed.map((s) => secrets.get(s));
+        const plain = cached.every((x) => x !== undefined) ? cached : await Promise.all(sealed.map(open));
+        ready.push({ delivery, event, endpoint, secrets: plain });
+      }
+    }
+    return { ready, finished };
+  };
+}

@@ -1,0 +1,95 @@
+import type { Logger } from "../logger.ts";
+import type { AttemptResult } from "../ports/deliveries.ts";
+import type { Repositories } from "../ports/store.ts";
+import type { Clock } from "../ports/system.ts";
+
+export interface RecorderOptions {
+  /** Results are written together once this many are waiting, or after `delayMs`. */
+  size: number;
+  delayMs: number;
+  /** After a failed write, how long before the same results are tried again. */
+  retryMs: number;
+}
+
+/**
+ * Stage 6, record: gathers results and writes them in two batched operations (the follow-up attempts'
+ * insert, then the results' update), plus the endpoints' failure-streak changes. `recorded` is told
+ * which deliveries are written, so the engine stops holding them. A failed write is tried again; if the
+ * process dies first, the records are still pending and the shard's next owner sends them again.
+ */
+export function recorder(
+  deps: { repos: Repositories; clock: Clock; logger: Logger; recorded(ids: readonly string[]): void },
+  options: RecorderOptions,
+) {
+  const { repos, logger } = deps;
+  let waiting: AttemptResult[] = [];
+  const streakEnded = new Set<string>();
+  const streakStarted = new Set<string>();
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let writing: Promise<void> = Promise.resolve();
+
+  function schedule(ms: number) {
+    if (!timer) timer = setTimeout(() => void flush(), ms);
+  }
+
+  function flush(): Promise<void> {
+    if (timer) {
+      clearTimeout(timer);
+      timer = null;
+    }
+    writing = writing.then(async () => {
+      const results = waiting;
+      waiting = [];
+      const ended = [...streakEnded];
+      const started = [...streakStarted];
+      streakEnded.clear();
+      streakStarted.clear();
+      if (results.length === 0 && ended.length === 0 && started.length === 0) return;
+      try {
+        await repos.deliveries.record(results);
+      } catch (e) {
+        logger.error("recording delivery results failed; trying again", {
+          error: e as Error,
+          count: results.length,
+        });
+        waiting = [...results, ...waiting];
+        for (const id of ended) streakEnded.add(id);
+        for (const id of started) streakStarted.add(id);
+        schedule(options.retryMs);
+        return;
+      }
+      deps.recorded(results.map((r) => r.id));
+      try {
+        if (ended.length) await repos.endpoints.markSucceeded(ended);
+        if (started.length) await repos.endpoints.markFailing(started, deps.clock.now());
+      } catch (e) {
+        // The next attempt's outcome sets the streak again; the maintenance job only reads it.
+        logger.warn("recording endpoint health failed", { error: e as Error });
+      }
+    });
+    return writing;
+  }
+
+  return {
+    add(
+      result: AttemptResult,
+      effects: { endpointId: string; streak: "end" | "start" | null } | null = null,
+    ) {
+      waiting.push(result);
+      if (effects?.streak === "end") {
+        streakStarted.delete(effects.endpointId);
+        streakEnded.add(effects.endpointId);
+      } else if (effects?.streak === "start") {
+        streakEnded.delete(effects.endpointId);
+        streakStarted.add(effects.endpointId);
+      }
+      if (waiting.length >= options.size) void flush();
+      else schedule(options.delayMs);
+    },
+    /** Writes what is waiting now; resolves when every write so far has settled. */
+    flush,
+    get waiting() {
+      return waiting.length;
+    },
+  };
+}

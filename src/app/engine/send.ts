@@ -1,0 +1,45 @@
+import { unixSeconds } from "../../domain/time.ts";
+import type { Logger } from "../logger.ts";
+import type { Sender } from "../ports/sending.ts";
+import type { Clock } from "../ports/system.ts";
+import type { Prepared, Sent } from "./work.ts";
+
+/** Stage 4, send: one signed POST; a sender that throws counts as a connection error. Never throws. */
+export async function sendPrepared(
+  p: Prepared,
+  deps: { sender: Sender; clock: Clock; logger: Logger },
+): Promise<Sent> {
+  const attemptedAt = deps.clock.now();
+  try {
+    const outcome = await deps.sender.send({
+      url: p.endpoint.url,
+      body: p.event.body,
+      eventId: p.event.id,
+      secrets: p.secrets,
+      timestamp: unixSeconds(attemptedAt),
+    });
+    // Built field by field: one fixed shape on the hot path.
+    return {
+      delivery: p.delivery,
+      event: p.event,
+      endpoint: p.endpoint,
+      secrets: p.secrets,
+      attemptedAt,
+      outcome,
+    };
+  } catch (e) {
+    deps.logger.error("sender failed unexpectedly", { error: e as Error, delivery_id: p.delivery.id });
+    return {
+      ...p,
+      attemptedAt,
+      outcome: {
+        ok: false,
+        responseStatus: null,
+        responseBody: null,
+        error: "connection_error",
+        durationMs: deps.clock.now().getTime() - attemptedAt.getTime(),
+        retryAfterMs: null,
+      },
+    };
+  }
+}

@@ -1,0 +1,35 @@
+// The hand-offs between the engine's stages: own shards → claim → prepare → send → decide → record.
+import type { Delivery, SendOutcome } from "../../domain/delivery.ts";
+import type { Endpoint } from "../../domain/endpoint.ts";
+import type { AttemptResult } from "../ports/deliveries.ts";
+import type { StoredEvent } from "../ports/events.ts";
+
+/** A due delivery this process now holds (claim → prepare). */
+export interface Claimed {
+  delivery: Delivery;
+}
+
+/** A delivery ready to go: its event's bytes, its endpoint, the endpoint's open secrets (prepare → send). */
+export interface Prepared {
+  delivery: Delivery;
+  event: StoredEvent;
+  endpoint: Endpoint;
+  /** Plain secrets, newest first. */
+  secrets: string[];
+}
+
+/** A delivery that was sent, with what came back (send → decide). */
+export interface Sent extends Prepared {
+  attemptedAt: Date;
+  outcome: SendOutcome;
+}
+
+/** What is written for an attempt, and what it does to its endpoint (decide → record). */
+export interface Decided {
+  result: AttemptResult;
+  endpointId: string;
+  /** The endpoint's failure streak: ended by a success, started by a failure, untouched otherwise. */
+  streak: "end" | "start" | null;
+  /** Disable the endpoint (410 Gone). */
+  disable: "gone" | null;
+}

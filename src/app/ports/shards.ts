@@ -1,0 +1,34 @@
+// Ownership of endpoint shards (ADR 9): leases with generations, and process heartbeats.
+
+/** One generation of one shard's lease. Generation n+1 exists only once n has ended or expired. */
+export interface ShardLease {
+  shard: number;
+  generation: number;
+  owner: string;
+  /** The epoch for a lease given back (graceful stop, rebalancing). */
+  expiresAt: Date;
+}
+
+export interface ShardRepository {
+  /** The newest generation of every shard that was ever leased. */
+  heads(): Promise<ShardLease[]>;
+  /**
+   * Inserts each lease; one insert per (shard, generation) can succeed, whoever tries, on every
+   * backend. Answers the shards won; older generations of those shards are forgotten.
+   */
+  acquire(leases: readonly ShardLease[]): Promise<number[]>;
+  /** Moves the expiry of the owner's leases of these generations. */
+  renew(
+    owner: string,
+    leases: readonly Pick<ShardLease, "shard" | "generation">[],
+    expiresAt: Date,
+  ): Promise<void>;
+  /** Ends the owner's leases of these generations at once, so another process can take the shards now. */
+  release(owner: string, leases: readonly Pick<ShardLease, "shard" | "generation">[]): Promise<void>;
+  /** Announces a live process until `expiresAt`. */
+  beat(processId: string, expiresAt: Date): Promise<void>;
+  /** Processes whose heartbeat has not expired at `now`. */
+  live(now: Date): Promise<string[]>;
+  /** Removes a process's heartbeat (graceful stop). */
+  leave(processId: string): Promise<void>;
+}
