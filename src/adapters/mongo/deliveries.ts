@@ -118,8 +118,13 @@ export class MongoDeliveries implements DeliveryRepository {
   async record(results: readonly AttemptResult[]): Promise<void> {
     if (results.length === 0) return;
     await this.insertMany(results.flatMap((r) => (r.next ? [r.next] : [])));
+    // `updateMany` on an `_id` filter changes at most one record, as `updateOne` would; it is used because
+    // FerretDB v1 keeps the PostgreSQL connection of every `updateOne` statement's lookup open (a limited
+    // iterator is never read to its end) until the whole command ends, and needs a second one for the
+    // write: a batch of 200 results held its whole pool and wedged it. A multi-update reads its lookup to
+    // the end, which frees the connection before the write.
     const ops: AnyBulkWriteOperation<DeliveryDoc>[] = results.map((r) => ({
-      updateOne: {
+      updateMany: {
         filter: { _id: r.id, status: "pending" },
         update: {
           $set: {
@@ -149,8 +154,9 @@ export class MongoDeliveries implements DeliveryRepository {
       .toArray();
     if (docs.length === 0) return 0;
     await this.col.bulkWrite(
+      // `updateMany` on an `_id` for the reason given in `record`.
       docs.map((d) => ({
-        updateOne: {
+        updateMany: {
           filter: { _id: d._id },
           update: { $set: { shard: shardOf(d.webhook_id) } },
         },
