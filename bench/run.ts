@@ -151,15 +151,24 @@ function eventData(i: number) {
 }
 
 /** Database commands sent and documents they write, summed over the processes. */
-async function dbCounters(servers: Server[]): Promise<{ commands: number; written: number }> {
+async function dbCounters(
+  servers: Server[],
+): Promise<{ commands: number; written: number; byCommand: Record<string, number> }> {
   let commands = 0;
   let written = 0;
+  const byCommand: Record<string, number> = {};
   for (const s of servers) {
     const text = (await call(s, "GET", "/metrics")) as string;
-    commands += Number(/^herald_db_commands_total (\d+)/m.exec(text)?.[1] ?? 0);
+    for (const [, command, collection, n] of text.matchAll(
+      /^herald_db_commands_total\{command="([^"]*)",collection="([^"]*)"\} (\d+)/gm,
+    )) {
+      commands += Number(n);
+      const name = collection ? `${command} ${collection}` : (command as string);
+      byCommand[name] = (byCommand[name] ?? 0) + Number(n);
+    }
     written += Number(/^herald_db_documents_written_total (\d+)/m.exec(text)?.[1] ?? 0);
   }
-  return { commands, written };
+  return { commands, written, byCommand };
 }
 
 /** CPU seconds (user + system) a process has used, from /proc. */
@@ -364,6 +373,14 @@ async function runStore(store: "memory" | "mongo", endpoints: number, processes:
         publish_call_p50_ms: Number(pct(sorted(publishCalls), 50).toFixed(1)),
         db_round_trips_per_delivery: db0 && db1 ? perDelivery(db1.commands - db0.commands) : null,
         db_documents_written_per_delivery: db0 && db1 ? perDelivery(db1.written - db0.written) : null,
+        db_round_trips_per_delivery_by_command:
+          db0 && db1
+            ? Object.fromEntries(
+                Object.entries(db1.byCommand)
+                  .map(([k, v]) => [k, perDelivery(v - (db0.byCommand[k] ?? 0))] as const)
+                  .filter(([, v]) => v > 0),
+              )
+            : null,
         herald_cpu_seconds_per_1000: per1000(cpu1 - cpu0),
         // The database's processes on this machine, whoever made them work (other users included).
         ferretdb_cpu_seconds_per_1000: store === "mongo" ? per1000(dbCpu1.ferretdb - dbCpu0.ferretdb) : null,
@@ -413,6 +430,13 @@ for (const endpoints of ENDPOINT_COUNTS) {
         `publish call p50        ${t.publish_call_p50_ms} ms (as fast as possible), ${r.latency.publish_call_p50_ms} ms (at the fixed rate)`,
         `latency @${r.latency.rate_events_per_second} events/s   p50 ${r.latency.p50_ms} ms  p95 ${r.latency.p95_ms} ms  p99 ${r.latency.p99_ms} ms  max ${r.latency.max_ms} ms`,
         `per delivery            ${t.db_round_trips_per_delivery ?? "n/a"} round trips, ${t.db_documents_written_per_delivery ?? "n/a"} documents written`,
+        ...(t.db_round_trips_per_delivery_by_command
+          ? [
+              `round trips by command  ${Object.entries(t.db_round_trips_per_delivery_by_command)
+                .map(([k, v]) => `${k} ${v}`)
+                .join(", ")}`,
+            ]
+          : []),
         `CPU s per 1,000         Herald ${t.herald_cpu_seconds_per_1000}, FerretDB ${t.ferretdb_cpu_seconds_per_1000 ?? "n/a"}, PostgreSQL ${t.postgres_cpu_seconds_per_1000 ?? "n/a"} (machine load ${t.load_average_before} → ${t.load_average_after})`,
         `peak RSS (Herald)       ${r.peak_rss_mb} MiB`,
       ].join("\n"),

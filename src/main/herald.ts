@@ -50,7 +50,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   const { config, logger } = options;
   let embedded: EmbeddedMongo | null = null;
   // Set once the metrics exist; counts every MongoDB command (round trip) for /metrics.
-  let onDbCommand = (_written: number) => {};
+  let onDbCommand = (_command: string, _collection: string, _written: number) => {};
   let repos: Repositories;
   let liveness: StoreLiveness | null = null;
   let consoleStore: { sessions: ConsoleSessionRepository; insights: DeliveryInsights };
@@ -69,7 +69,9 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
       logger.info("embedded MongoDB started", { data_dir: config.dataDir });
     }
     const connection = await connectMongo(uri, config.mongodbDb, { monitorCommands: true });
-    connection.client.on("commandStarted", (e) => onDbCommand(documentsWritten(e.command)));
+    connection.client.on("commandStarted", (e) =>
+      onDbCommand(e.commandName, collectionOf(e.command), documentsWritten(e.command)),
+    );
     repos = connection.repositories;
     const r = repos;
     // Liveness: fails only when this process's client is wedged while the database answers others.
@@ -212,6 +214,15 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
  * timeout, the longest a stuck operation can hold a connection, so the driver's own recovery comes first.
  */
 const LIVENESS = { everyMs: 5_000, wedgedAfterMs: 60_000, probeTimeoutMs: 5_000 };
+
+/** The collection a command names (its first field's value), or "" for commands on none. */
+function collectionOf(command: Record<string, unknown>): string {
+  for (const key in command) {
+    const v = command[key];
+    return typeof v === "string" ? v : "";
+  }
+  return "";
+}
 
 /** Documents a command writes (at most): inserts, updates and deletes it carries; 0 for reads. */
 function documentsWritten(command: Record<string, unknown>): number {

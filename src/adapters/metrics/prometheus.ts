@@ -34,7 +34,7 @@ export function createPrometheusMetrics(
   const disabled = new Map<string, number>();
   let leaseRecoveries = 0;
   let shardsOwned = 0;
-  let dbCommands = 0;
+  const dbCommands = new Map<string, number>();
   let dbDocumentsWritten = 0;
   const attemptLatency = new Histogram();
   const publishLatency = new Histogram();
@@ -60,16 +60,19 @@ export function createPrometheusMetrics(
   };
 
   /** Counts one database command (MongoDB command monitoring) and the documents it writes: the benchmark's figures. */
-  function dbCommand(written = 0) {
-    dbCommands++;
+  function dbCommand(command: string, collection: string, written = 0) {
+    const key = `command="${label(command)}",collection="${label(collection)}"`;
+    dbCommands.set(key, (dbCommands.get(key) ?? 0) + 1);
     dbDocumentsWritten += written;
   }
 
   async function render(): Promise<string> {
     const lines: string[] = [];
-    lines.push("# HELP herald_db_commands_total Database commands sent (round trips).");
+    lines.push(
+      "# HELP herald_db_commands_total Database commands sent (round trips), by command and collection.",
+    );
     lines.push("# TYPE herald_db_commands_total counter");
-    lines.push(`herald_db_commands_total ${dbCommands}`);
+    for (const [k, v] of dbCommands) lines.push(`herald_db_commands_total{${k}} ${v}`);
     lines.push("# HELP herald_db_documents_written_total Documents the database commands sent would write.");
     lines.push("# TYPE herald_db_documents_written_total counter");
     lines.push(`herald_db_documents_written_total ${dbDocumentsWritten}`);

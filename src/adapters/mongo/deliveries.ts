@@ -9,8 +9,9 @@ import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import { shardOf } from "../../domain/shards.ts";
 import type { DeliveryDoc } from "./documents.ts";
-import { insertIgnoringDuplicates } from "./errors.ts";
+import { insertAnswers } from "./errors.ts";
 import { deliveryFromDoc, deliveryToDoc } from "./mappers.ts";
+import { naturalBatch, PUBLISH_BATCHING } from "./natural-batch.ts";
 import { afterCursor, fetchSize, NEWEST_FIRST, toPage } from "./paging.ts";
 
 const unique = (xs: readonly string[]) => [...new Set(xs)];
@@ -19,12 +20,26 @@ const pairKey = (eventId: string, webhookId: string) => `${eventId}/${webhookId}
 export class MongoDeliveries implements DeliveryRepository {
   constructor(private readonly col: Collection<DeliveryDoc>) {}
 
+  /**
+   * Concurrent callers' records (publishes' fan-outs, the engine's follow-ups) go as one unordered
+   * insert (natural-batch.ts). Unordered, so one existing id does not stop the rest; existing records
+   * stay as they are. A caller fails only for a write error of one of its own records.
+   */
+  private readonly insertBatched = naturalBatch<readonly Delivery[], void>(async (calls) => {
+    const docs = calls.flatMap((c) => c.map(deliveryToDoc));
+    const answers = await insertAnswers(() => this.col.insertMany(docs, { ordered: false }), docs.length);
+    let at = 0;
+    return calls.map((c) => {
+      const own = answers.slice(at, at + c.length);
+      at += c.length;
+      const failed = own.find((a) => "error" in a);
+      return failed ?? { ok: undefined };
+    });
+  }, PUBLISH_BATCHING);
+
   async insertMany(deliveries: readonly Delivery[]): Promise<void> {
     if (deliveries.length === 0) return;
-    // Unordered, so one existing id does not stop the rest; existing records stay as they are.
-    await insertIgnoringDuplicates(() =>
-      this.col.insertMany(deliveries.map(deliveryToDoc), { ordered: false }),
-    );
+    await this.insertBatched(deliveries);
   }
 
   async get(scope: Scope, id: string): Promise<Delivery | null> {

@@ -5,6 +5,7 @@ import type { DisabledReason, Endpoint } from "../../domain/endpoint.ts";
 import type { EventType } from "../../domain/event-catalog.ts";
 import type { EndpointDoc } from "./documents.ts";
 import { endpointFromDoc, endpointPatchToSet, endpointToDoc, inOrderOf } from "./mappers.ts";
+import { naturalBatch, PUBLISH_BATCHING } from "./natural-batch.ts";
 import { afterCursor, fetchSize, NEWEST_FIRST, toPage } from "./paging.ts";
 
 const scoped = (scope: Scope) => ({ tenant_id: scope.tenantId, project_id: scope.projectId });
@@ -39,11 +40,32 @@ export class MongoEndpoints implements EndpointRepository {
     return toPage(docs, page, endpointFromDoc);
   }
 
+  /**
+   * Every publish looks up its subscribers; concurrent publishes' lookups go together (natural-batch.ts),
+   * one read per distinct project and event type among them, so a burst of one type costs one read.
+   */
+  private readonly subscribedBatched = naturalBatch<{ scope: Scope; type: EventType }, Endpoint[]>(
+    async (asks) => {
+      const key = (a: { scope: Scope; type: EventType }) =>
+        JSON.stringify([a.scope.tenantId, a.scope.projectId, a.type]);
+      const distinct = new Map(asks.map((a) => [key(a), a]));
+      const found = new Map(
+        await Promise.all(
+          [...distinct].map(async ([k, a]) => {
+            const docs = await this.col
+              .find({ project_id: a.scope.projectId, events: a.type, tenant_id: a.scope.tenantId })
+              .toArray();
+            return [k, docs] as const;
+          }),
+        ),
+      );
+      return asks.map((a) => ({ ok: (found.get(key(a)) ?? []).map(endpointFromDoc) }));
+    },
+    PUBLISH_BATCHING,
+  );
+
   async listSubscribed(scope: Scope, type: EventType): Promise<Endpoint[]> {
-    const docs = await this.col
-      .find({ project_id: scope.projectId, events: type, tenant_id: scope.tenantId })
-      .toArray();
-    return docs.map(endpointFromDoc);
+    return this.subscribedBatched({ scope, type });
   }
 
   async update(scope: Scope, id: string, patch: EndpointPatch): Promise<Endpoint | null> {

@@ -11,6 +11,7 @@ import {
   MongoTopologyClosedError,
 } from "mongodb";
 import { StoreUnavailableError } from "../../app/ports/store.ts";
+import type { Answer } from "./natural-batch.ts";
 
 const DUPLICATE_KEY = 11000;
 
@@ -148,4 +149,29 @@ export async function insertIgnoringDuplicates(insert: () => Promise<unknown>): 
     if (!onlyDuplicates || e.result.getWriteConcernError()) throw e;
     return new Set(errors.map((w) => w.index));
   }
+}
+
+/**
+ * Runs an unordered bulk insert of `count` documents and answers each position: `true` inserted,
+ * `false` refused as a duplicate (the idempotent case), or that position's own write error. A failure
+ * of the whole command (the network, a write concern) is thrown.
+ */
+export async function insertAnswers(
+  insert: () => Promise<unknown>,
+  count: number,
+): Promise<Answer<boolean>[]> {
+  const answers: Answer<boolean>[] = Array.from({ length: count }, () => ({ ok: true }));
+  try {
+    await insert();
+  } catch (e) {
+    if (!(e instanceof MongoBulkWriteError) || e.result.getWriteConcernError()) throw e;
+    const errors = Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
+    if (errors.length === 0) throw e;
+    for (const w of errors) {
+      answers[w.index] = isDuplicateAnswer(w.code, w.errmsg)
+        ? { ok: false }
+        : { error: Object.assign(new Error(w.errmsg ?? "write refused"), { code: w.code }) };
+    }
+  }
+  return answers;
 }

@@ -2,22 +2,24 @@ import type { Collection, Filter } from "mongodb";
 import type { EventRepository, StoredEvent } from "../../app/ports/events.ts";
 import type { Scope } from "../../app/ports/paging.ts";
 import type { EventDoc } from "./documents.ts";
-import { isDuplicateKey } from "./errors.ts";
+import { insertAnswers } from "./errors.ts";
 import { eventFromDoc, eventToDoc, inOrderOf } from "./mappers.ts";
+import { naturalBatch, PUBLISH_BATCHING } from "./natural-batch.ts";
 
 const OLDEST_FIRST = { created_at: 1, _id: 1 } as const;
 
 export class MongoEvents implements EventRepository {
   constructor(private readonly col: Collection<EventDoc>) {}
 
+  /** Concurrent publishes' events go as one unordered insert (natural-batch.ts); `false` is a duplicate id. */
+  private readonly insertBatched = naturalBatch<StoredEvent, boolean>(
+    (events) =>
+      insertAnswers(() => this.col.insertMany(events.map(eventToDoc), { ordered: false }), events.length),
+    PUBLISH_BATCHING,
+  );
+
   async insert(event: StoredEvent): Promise<boolean> {
-    try {
-      await this.col.insertOne(eventToDoc(event));
-      return true;
-    } catch (e) {
-      if (isDuplicateKey(e)) return false;
-      throw e;
-    }
+    return this.insertBatched(event);
   }
 
   async get(scope: Scope, id: string): Promise<StoredEvent | null> {

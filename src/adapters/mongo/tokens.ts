@@ -2,6 +2,7 @@ import type { Collection } from "mongodb";
 import type { TokenRecord, TokenRepository } from "../../app/ports/tokens.ts";
 import type { TokenDoc } from "./documents.ts";
 import { tokenFromDoc, tokenToDoc } from "./mappers.ts";
+import { naturalBatch, PUBLISH_BATCHING } from "./natural-batch.ts";
 
 export class MongoTokens implements TokenRepository {
   constructor(private readonly col: Collection<TokenDoc>) {}
@@ -10,9 +11,18 @@ export class MongoTokens implements TokenRepository {
     await this.col.insertOne(tokenToDoc(token));
   }
 
+  /** Every API request looks its token up; concurrent requests' lookups go as one read (natural-batch.ts). */
+  private readonly findBatched = naturalBatch<string, TokenRecord | null>(async (hashes) => {
+    const docs = await this.col.find({ hash: { $in: [...new Set(hashes)] } }).toArray();
+    const byHash = new Map(docs.map((d) => [d.hash, d]));
+    return hashes.map((h) => {
+      const doc = byHash.get(h);
+      return { ok: doc ? tokenFromDoc(doc) : null };
+    });
+  }, PUBLISH_BATCHING);
+
   async findByHash(hash: string): Promise<TokenRecord | null> {
-    const doc = await this.col.findOne({ hash });
-    return doc ? tokenFromDoc(doc) : null;
+    return this.findBatched(hash);
   }
 
   async list(): Promise<TokenRecord[]> {

@@ -18,27 +18,33 @@ export interface ClaimInput {
 /**
  * Stage 2, claim: one read of due work in the owned shards, earliest first, skipping endpoints at
  * their cap, and taking no more for an endpoint than its free room. Nothing is written: the owner of
- * a shard is its only claimer, so holding a delivery is remembering it.
+ * a shard is its only claimer, so holding a delivery is remembering it. `more` says whether another
+ * read now could find more (the page was full).
  */
 export async function claimDue(
   deliveries: DeliveryRepository,
   input: ClaimInput,
   batchSize: number,
-): Promise<Claimed[]> {
+): Promise<{ claimed: Claimed[]; more: boolean }> {
   const limit = Math.min(batchSize, input.room);
-  if (limit <= 0 || (input.shards !== null && input.shards.length === 0)) return [];
+  if (limit <= 0 || (input.shards !== null && input.shards.length === 0)) return { claimed: [], more: false };
   const saturated: string[] = [];
   for (const [id, n] of input.inFlight) if (n >= input.endpointCap) saturated.push(id);
+  // Room for a few endpoints that can take only part of what they have due.
+  const readLimit = Math.min(limit * 2, 1_000);
   const due = await deliveries.due({
     now: input.now,
     shards: input.shards,
-    // Room for a few endpoints that can take only part of what they have due.
-    limit: Math.min(limit * 2, 1_000),
+    limit: readLimit,
     excludeWebhookIds: saturated,
     excludeIds: [...input.held],
     perEndpointLimit: input.endpointCap,
   });
-  return pickWithinRoom(due, limit, input.endpointCap, input.inFlight).map((delivery) => ({ delivery }));
+  const claimed = pickWithinRoom(due, limit, input.endpointCap, input.inFlight).map((delivery) => ({
+    delivery,
+  }));
+  // A full page may have left due work unread; a short one saw all there is to take now.
+  return { claimed, more: due.length === readLimit && claimed.length > 0 };
 }
 
 /** In order, at most `limit`, and per endpoint no more than its cap leaves free. */

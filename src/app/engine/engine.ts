@@ -180,7 +180,12 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   /** Settles when the claim read in progress (if any) has landed. */
   let claiming: Promise<unknown> = Promise.resolve();
 
-  async function claimOnce(): Promise<number> {
+  /** How long the last claim read took, and when it ended (ms, this process's monotonic clock). */
+  let lastReadMs = 0;
+  let lastReadEnd = 0;
+
+  async function claimOnce(): Promise<boolean> {
+    const started = performance.now();
     const reading = claimDue(
       repos.deliveries,
       {
@@ -194,9 +199,13 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       batchSize,
     );
     claiming = reading.catch(() => {});
+    const read = await reading.finally(() => {
+      lastReadEnd = performance.now();
+      lastReadMs = lastReadEnd - started;
+    });
     // A shard given back (or lost) while the read was on its way is no longer this process's to send.
-    const claimed = (await reading).filter((c) => ownership.mayClaim(shardOf(c.delivery.webhookId)));
-    if (claimed.length === 0) return 0;
+    const claimed = read.claimed.filter((c) => ownership.mayClaim(shardOf(c.delivery.webhookId)));
+    if (claimed.length === 0) return false;
     // Held from here until recorded; counted against the caps from here until the send ends.
     for (const { delivery: d } of claimed) {
       const shard = shardOf(d.webhookId);
@@ -223,7 +232,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       recordResult(r);
     }
     for (const p of prepared.ready) run(p);
-    return claimed.length;
+    return read.more;
   }
 
   async function pump(): Promise<void> {
@@ -240,7 +249,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       do {
         again = false;
         while (running && inFlight < options.concurrency) {
-          if ((await claimOnce()) === 0) break;
+          if (!(await claimOnce())) break;
         }
       } while (again && running);
     } catch (e) {
@@ -256,15 +265,20 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     if (running) void pump();
   }
 
-  // Completions free slots one by one; claiming after each would make a read per delivery. They are
-  // gathered for a few milliseconds, so one read fills many slots at once.
+  // Completions free slots one by one, and publishes bring work one event at a time; a read after
+  // each would make about one read per delivery. Wake-ups are gathered instead: the next read starts
+  // no sooner than the last one took (at least claimDelayMs) after it ended, so reads take at most
+  // about half of the time and each fills what freed up meanwhile. On a database that answers in a
+  // millisecond that is a millisecond or two; where reads are slow (FerretDB v1 reads every pending
+  // record of a due query) it keeps reads from running back to back.
   let soon: ReturnType<typeof setTimeout> | null = null;
   function wakeSoon() {
     if (soon || !running) return;
+    const wait = Math.max(claimDelayMs, lastReadEnd + lastReadMs - performance.now());
     soon = setTimeout(() => {
       soon = null;
       wake();
-    }, claimDelayMs);
+    }, wait);
   }
 
   return {
@@ -273,7 +287,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       ownership.start();
       wake();
     },
-    wake,
+    wake: wakeSoon,
     async stop(graceMs: number) {
       running = false;
       if (soon) clearTimeout(soon);
