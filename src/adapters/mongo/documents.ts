@@ -47,13 +47,15 @@ export interface DeliveryDoc {
   trigger: DeliveryTrigger;
   status: DeliveryStatus;
   url: string;
-  response_status: number | null;
-  response_body: string | null;
-  error: DeliveryError | null;
-  duration_ms: number | null;
+  // The attempt's outcome: absent (or null) until the attempt is made. A pending record is written
+  // without them, so the due read (which FerretDB v1 decodes record by record) has less to decode.
+  response_status?: number | null;
+  response_body?: string | null;
+  error?: DeliveryError | null;
+  duration_ms?: number | null;
   scheduled_at: Date;
-  attempted_at: Date | null;
-  next_attempt_at: Date | null;
+  attempted_at?: Date | null;
+  next_attempt_at?: Date | null;
   created_at: Date;
   /** The endpoint's shard (ADR 9): the owner of a shard reads due work by it. */
   shard: number;

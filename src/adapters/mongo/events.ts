@@ -35,7 +35,14 @@ export class MongoEvents implements EventRepository {
 
   async markFannedOut(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.col.updateMany({ _id: { $in: [...new Set(ids)] } }, { $set: { fanout_pending: false } });
+    // One statement per id, in one command: an equality on _id is looked up by its index everywhere,
+    // where FerretDB v1 answers `_id: {$in: [...]}` by reading every event.
+    await this.col.bulkWrite(
+      [...new Set(ids)].map((id) => ({
+        updateMany: { filter: { _id: id }, update: { $set: { fanout_pending: false } } },
+      })),
+      { ordered: false },
+    );
   }
 
   async listFanoutPending(before: Date, limit: number): Promise<StoredEvent[]> {

@@ -86,7 +86,7 @@ export function eventFromDoc(d: EventDoc): StoredEvent {
 
 /** A new delivery record, with its endpoint's shard. */
 export function deliveryToDoc(d: Delivery): DeliveryDoc {
-  return {
+  const doc: DeliveryDoc = {
     _id: d.id,
     tenant_id: d.tenantId,
     project_id: d.projectId,
@@ -97,16 +97,18 @@ export function deliveryToDoc(d: Delivery): DeliveryDoc {
     trigger: d.trigger,
     status: d.status,
     url: d.url,
-    response_status: d.responseStatus,
-    response_body: d.responseBody,
-    error: d.error,
-    duration_ms: d.durationMs,
     scheduled_at: d.scheduledAt,
-    attempted_at: d.attemptedAt,
-    next_attempt_at: d.nextAttemptAt,
     created_at: d.createdAt,
     shard: shardOf(d.webhookId),
   };
+  // Outcome fields only when there is an outcome (documents.ts).
+  if (d.responseStatus !== null) doc.response_status = d.responseStatus;
+  if (d.responseBody !== null) doc.response_body = d.responseBody;
+  if (d.error !== null) doc.error = d.error;
+  if (d.durationMs !== null) doc.duration_ms = d.durationMs;
+  if (d.attemptedAt !== null) doc.attempted_at = d.attemptedAt;
+  if (d.nextAttemptAt !== null) doc.next_attempt_at = d.nextAttemptAt;
+  return doc;
 }
 
 export function deliveryFromDoc(d: DeliveryDoc): Delivery {
@@ -121,13 +123,13 @@ export function deliveryFromDoc(d: DeliveryDoc): Delivery {
     trigger: d.trigger,
     status: d.status,
     url: d.url,
-    responseStatus: d.response_status,
-    responseBody: d.response_body,
-    error: d.error,
-    durationMs: d.duration_ms,
+    responseStatus: d.response_status ?? null,
+    responseBody: d.response_body ?? null,
+    error: d.error ?? null,
+    durationMs: d.duration_ms ?? null,
     scheduledAt: d.scheduled_at,
-    attemptedAt: d.attempted_at,
-    nextAttemptAt: d.next_attempt_at,
+    attemptedAt: d.attempted_at ?? null,
+    nextAttemptAt: d.next_attempt_at ?? null,
     createdAt: d.created_at,
   };
 }

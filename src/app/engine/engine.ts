@@ -267,14 +267,14 @@ export function createEngine(deps: EngineDeps): Dispatcher {
 
   // Completions free slots one by one, and publishes bring work one event at a time; a read after
   // each would make about one read per delivery. Wake-ups are gathered instead: the next read starts
-  // no sooner than the last one took (at least claimDelayMs) after it ended, so reads take at most
-  // about half of the time and each fills what freed up meanwhile. On a database that answers in a
+  // no sooner than twice what the last one took (at least claimDelayMs) after it ended, so reads take
+  // at most about a third of the time and each fills what freed up meanwhile. On a database that answers in a
   // millisecond that is a millisecond or two; where reads are slow (FerretDB v1 reads every pending
   // record of a due query) it keeps reads from running back to back.
   let soon: ReturnType<typeof setTimeout> | null = null;
   function wakeSoon() {
     if (soon || !running) return;
-    const wait = Math.max(claimDelayMs, lastReadEnd + lastReadMs - performance.now());
+    const wait = Math.max(claimDelayMs, lastReadEnd + 2 * lastReadMs - performance.now());
     soon = setTimeout(() => {
       soon = null;
       wake();
