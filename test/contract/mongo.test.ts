@@ -56,6 +56,32 @@ describe("mongo adapter", () => {
     }
   });
 
+  it("upgrades a database of the per-delivery lease engine: the changed index replaced, the obsolete ones dropped", async () => {
+    const fresh = await freshMongoRepositories("herald_test_index_upgrade");
+    try {
+      const deliveries = fresh.db.collection(COLLECTIONS.deliveries);
+      // What the previous engine created (ADR 7): another key under the name "due", an index by
+      // endpoint and status, and the lease collection.
+      await deliveries.dropIndex("due");
+      await deliveries.createIndexes([
+        { name: "due", key: { status: 1, scheduled_at: 1, lease_expires_at: 1 } },
+        { name: "webhook_status", key: { webhook_id: 1, status: 1 } },
+      ]);
+      await fresh.db.collection("delivery_leases").insertOne({ _id: "l1" } as never);
+      await ensureIndexes(fresh.db);
+      const found = await deliveries.listIndexes().toArray();
+      const byName = new Map(found.map((i) => [String(i.name), i.key]));
+      expect(byName.get("due")).toEqual({ status: 1, scheduled_at: 1, shard: 1 });
+      expect(byName.has("webhook_status")).toBe(false);
+      const collections = (await fresh.db.listCollections({}, { nameOnly: true }).toArray()).map(
+        (c) => c.name,
+      );
+      expect(collections).not.toContain("delivery_leases");
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+
   it("stores each delivery's shard, and gives pending records from before shards theirs at start-up", async () => {
     const fresh = await freshMongoRepositories("herald_test_shards");
     try {

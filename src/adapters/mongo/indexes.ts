@@ -42,30 +42,62 @@ export const INDEXES: Record<string, readonly IndexSpec[]> = {
   [COLLECTIONS.idempotency]: [],
 };
 
-const NAMESPACE_NOT_FOUND = 26;
+/**
+ * What earlier versions created and no query uses any more: dropped at start-up (ADR 9). The per-delivery
+ * lease engine's `delivery_leases` collection, and its `webhook_status` index on deliveries. (Its `due`
+ * index had another key; `ensureIndexes` replaces an index whose key changed under the same name.)
+ */
+export const OBSOLETE = {
+  collections: ["delivery_leases"],
+  indexes: { [COLLECTIONS.deliveries]: ["webhook_status"] } as Record<string, readonly string[]>,
+};
 
-async function existingIndexNames(db: Db, collection: string): Promise<Set<string>> {
+const NAMESPACE_NOT_FOUND = 26;
+const INDEX_NOT_FOUND = 27;
+
+async function existingIndexes(db: Db, collection: string): Promise<Map<string, string>> {
   try {
     const found = await db.collection(collection).listIndexes().toArray();
-    return new Set(found.map((i) => String(i.name)));
+    return new Map(found.map((i) => [String(i.name), JSON.stringify(i.key)]));
   } catch (e) {
-    if (e instanceof MongoServerError && e.code === NAMESPACE_NOT_FOUND) return new Set();
+    if (e instanceof MongoServerError && e.code === NAMESPACE_NOT_FOUND) return new Map();
     throw e;
   }
 }
 
+/** Drops an index; one that is gone already (another process dropped it first) is no error. */
+async function dropIndex(db: Db, collection: string, name: string): Promise<void> {
+  try {
+    await db.collection(collection).dropIndex(name);
+  } catch (e) {
+    if (!(e instanceof MongoServerError && (e.code === INDEX_NOT_FOUND || e.code === NAMESPACE_NOT_FOUND)))
+      throw e;
+  }
+}
+
 /**
- * Creates the indexes Herald's queries need; safe to run at every start and from several processes.
+ * Creates the indexes Herald's queries need, replaces one whose key changed under the same name, and
+ * drops what earlier versions left (OBSOLETE); safe to run at every start and from several processes.
  * Missing indexes are created one per command: FerretDB v1 drops the connection when one createIndexes
  * command names several indexes that exist already (which two processes starting together can cause).
  */
 export async function ensureIndexes(db: Db): Promise<void> {
   await Promise.all(
     Object.entries(INDEXES).map(async ([collection, specs]) => {
-      const existing = await existingIndexNames(db, collection);
+      const existing = await existingIndexes(db, collection);
+      for (const name of OBSOLETE.indexes[collection] ?? []) {
+        if (existing.has(name)) await dropIndex(db, collection, name);
+      }
       for (const spec of specs) {
-        if (!existing.has(spec.name)) await db.collection(collection).createIndexes([spec]);
+        const key = existing.get(spec.name);
+        if (key === JSON.stringify(spec.key)) continue;
+        if (key !== undefined) await dropIndex(db, collection, spec.name);
+        await db.collection(collection).createIndexes([spec]);
       }
     }),
   );
+  const present = new Set((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
+  for (const name of OBSOLETE.collections) {
+    if (present.has(name)) await db.dropCollection(name).catch(() => {});
+  }
 }
