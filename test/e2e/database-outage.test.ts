@@ -243,6 +243,8 @@ describe(`database outages: one process recovers by itself (${FERRETDB ? "own Fe
             }
           }
           const recoveredMs = Date.now() - back;
+          // Not ready for good: is the safety net there? (/healthz 503 once the client counts as wedged.)
+          if (ready.status !== 200) log(`still not ready; /healthz ${(await get("/healthz")).status}`);
           recoveries.push(`${outage.kind} ${outage.ms / 1000}s: ${recoveredMs} ms`);
           log(`back; /readyz ${ready.status} after ${recoveredMs} ms (bound ${bound} ms)`);
           expect(ready.status, "/readyz 200 again once the database is back").toBe(200);
