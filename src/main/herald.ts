@@ -69,6 +69,11 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
       logger.info("embedded MongoDB started", { data_dir: config.dataDir });
     }
     const connection = await connectMongo(uri, config.mongodbDb, { monitorCommands: true });
+    if (connection.writeGuard !== "guarded")
+      logger.warn(
+        "the MongoDB driver's write guard could not be installed (driver changed?); after a database restart this process may need /healthz to restart it",
+        { guard: connection.writeGuard },
+      );
     connection.client.on("commandStarted", (e) =>
       onDbCommand(e.commandName, collectionOf(e.command), documentsWritten(e.command)),
     );

@@ -2,6 +2,7 @@ import { type Db, MongoClient, type MongoClientOptions } from "mongodb";
 import { type Repositories, StoreUnavailableError } from "../../app/ports/store.ts";
 import { collectionsOf } from "./collections.ts";
 import { MongoDeliveries } from "./deliveries.ts";
+import { guardDriverWrites, type WriteGuard } from "./driver-write-guard.ts";
 import { MongoEndpoints } from "./endpoints.ts";
 import { guarded, translate } from "./errors.ts";
 import { MongoEvents } from "./events.ts";
@@ -83,6 +84,8 @@ export interface MongoConnection {
   client: MongoClient;
   db: Db;
   repositories: Repositories;
+  /** Whether the driver's write hang is guarded against ("unavailable": a driver upgrade moved it; log it). */
+  writeGuard: WriteGuard;
 }
 
 /** Connects, creates the indexes and builds the repositories; rejects with StoreUnavailableError when unreachable. */
@@ -91,11 +94,13 @@ export async function connectMongo(
   dbName: string,
   options: MongoClientOptions = {},
 ): Promise<MongoConnection> {
+  // Before the first connection: without it, a database restart can leave this client unusable for good.
+  const writeGuard = guardDriverWrites();
   const client = new MongoClient(uri, { ...DEFAULT_CLIENT_OPTIONS, ...options });
   try {
     await client.connect();
     const db = client.db(dbName);
-    return { client, db, repositories: await createMongoRepositories(db, client) };
+    return { client, db, repositories: await createMongoRepositories(db, client), writeGuard };
   } catch (e) {
     await client.close().catch(() => {});
     throw translate(e);
