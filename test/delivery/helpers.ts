@@ -14,6 +14,8 @@ export function delivery(url: string, overrides: Partial<DeliveryRequest> = {}):
     eventId: "evt_1",
     secrets: [SECRET],
     timestamp: Math.floor(Date.now() / 1000),
+    scheme: "herald-v1",
+    headers: [],
     ...overrides,
   };
 }
