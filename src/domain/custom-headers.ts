@@ -134,8 +134,9 @@ export function mergeHeaders<V>(
 }
 
 /** Headers as an answer shows them: each name with the mask in place of its value. */
-export function maskedHeaders(headers: readonly { name: string }[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const h of headers) out[h.name] = HEADER_VALUE_MASK;
-  return out;
+export function maskedHeaders(
+  headers: readonly { name: string }[],
+): Record<string, typeof HEADER_VALUE_MASK> {
+  // fromEntries defines each name as an own property, whatever the name.
+  return Object.fromEntries(headers.map((h) => [h.name, HEADER_VALUE_MASK]));
 }
