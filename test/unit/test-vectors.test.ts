@@ -156,7 +156,7 @@ const HEX64 = "a".repeat(64);
 const jsonBody = (value: unknown) => utf8(JSON.stringify(value));
 
 const SW = "standard-webhooks" as const;
-const B64_32 = "A".repeat(43) + "=";
+const B64_32 = `${"A".repeat(43)}=`;
 
 /** The same checks under the standard-webhooks scheme (webhook-id, webhook-timestamp, webhook-signature). */
 function standardWebhooksSpecs(): Spec[] {
