@@ -8,6 +8,8 @@ export type HeraldClient = Client<paths>;
 export type Webhook = components["schemas"]["Webhook"];
 /** An endpoint together with the secret just issued (creation, rotation). */
 export type WebhookWithSecret = components["schemas"]["WebhookWithSecret"];
+/** How an endpoint's deliveries are signed: `herald-v1` or `standard-webhooks`. */
+export type SignatureScheme = components["schemas"]["Webhook"]["signature_scheme"];
 /** One delivery attempt. */
 export type Delivery = components["schemas"]["Delivery"];
 /** An event envelope. */

@@ -76,7 +76,7 @@ export interface paths {
         put?: never;
         /**
          * Register an endpoint
-         * @description Registers an HTTPS endpoint for the listed event types. The secret is shown only in this answer.
+         * @description Registers an HTTPS endpoint for the listed event types, with optional custom headers and a signature scheme. The secret is shown only in this answer; custom header values are never shown (masked).
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -105,7 +105,7 @@ export interface paths {
         head?: never;
         /**
          * Change an endpoint
-         * @description Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`).
+         * @description Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`). `headers` is merged: a value sets a header, null removes one, headers not named stay.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -465,6 +465,20 @@ export interface components {
             /** @enum {string|null} */
             disabled_reason: "manual" | "failing" | "gone" | null;
             /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks";
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            /**
              * @description Shown only now: whsec_ + base64 of 32 random bytes.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
              */
@@ -481,13 +495,28 @@ export interface components {
             events: components["schemas"]["EventType"][];
             /** @example Order service */
             description?: string | null;
+            /**
+             * @description Custom headers sent with every delivery to this endpoint (an API key, a routing hint). At most 20 headers and 8192 characters of names and values in all. Names are RFC 7230 tokens of at most 128 characters, unique without regard to case; X-Webhook-*, webhook-*, Proxy-*, User-Agent, Content-Type, Content-Length, Content-Encoding, Host, Expect and the hop-by-hop headers (Connection, Keep-Alive, Transfer-Encoding, TE, Trailer, Upgrade) are refused. Values are printable ASCII, 1-4096 characters, without a space at either end. Values are encrypted at rest and every answer shows them as ********.
+             * @example {
+             *       "Authorization": "Bearer receiver-api-key"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
+             * @description How deliveries are signed. `herald-v1`: X-Webhook-Id, X-Webhook-Timestamp and X-Webhook-Signature (`v1=` + hex HMAC-SHA256 of `<timestamp>.<body>`, keyed with the whole `whsec_` string). `standard-webhooks`: webhook-id, webhook-timestamp and webhook-signature (`v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, keyed with the base64-decoded part after `whsec_`), as the Standard Webhooks specification defines them. Same secret, two signatures during a rotation grace period, in either scheme.
+             * @default herald-v1
+             * @enum {string}
+             */
+            signature_scheme?: "herald-v1" | "standard-webhooks";
         };
         WebhookList: {
             data: components["schemas"]["Webhook"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
-        /** @description A registered endpoint. The secret is never shown again. */
+        /** @description A registered endpoint. The secret is never shown again; custom header values never at all. */
         Webhook: {
             /** Format: uuid */
             id: string;
@@ -510,6 +539,20 @@ export interface components {
             updated_at: string;
             /** @enum {string|null} */
             disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks";
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
         };
         UpdateWebhookRequest: {
             /**
@@ -524,6 +567,21 @@ export interface components {
             description?: string | null;
             /** @description false disables the endpoint (`manual`). */
             enabled?: boolean;
+            /**
+             * @description A JSON merge patch (RFC 7396) of the custom headers: a value sets a header (replacing one of the same name in any case), null removes one, headers not named stay; `null` removes them all. At most 20 headers and 8192 characters of names and values in all. Names are RFC 7230 tokens of at most 128 characters, unique without regard to case; X-Webhook-*, webhook-*, Proxy-*, User-Agent, Content-Type, Content-Length, Content-Encoding, Host, Expect and the hop-by-hop headers (Connection, Keep-Alive, Transfer-Encoding, TE, Trailer, Upgrade) are refused. Values are printable ASCII, 1-4096 characters, without a space at either end. Values are encrypted at rest and every answer shows them as ********.
+             * @example {
+             *       "Authorization": "Bearer new-receiver-api-key",
+             *       "X-Old-Route": null
+             *     }
+             */
+            headers?: {
+                [key: string]: string | null;
+            } | null;
+            /**
+             * @description How deliveries are signed. `herald-v1`: X-Webhook-Id, X-Webhook-Timestamp and X-Webhook-Signature (`v1=` + hex HMAC-SHA256 of `<timestamp>.<body>`, keyed with the whole `whsec_` string). `standard-webhooks`: webhook-id, webhook-timestamp and webhook-signature (`v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, keyed with the base64-decoded part after `whsec_`), as the Standard Webhooks specification defines them. Same secret, two signatures during a rotation grace period, in either scheme.
+             * @enum {string}
+             */
+            signature_scheme?: "herald-v1" | "standard-webhooks";
         };
         RotateSecretRequest: {
             /**

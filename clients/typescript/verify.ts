@@ -10,10 +10,24 @@
 export const TIMESTAMP_HEADER = "x-webhook-timestamp";
 /** Header carrying one or more `v1=<hex>` signatures separated by whitespace (newest secret first). */
 export const SIGNATURE_HEADER = "x-webhook-signature";
-/** Header carrying the event id; unsigned, so deduplicate on the verified envelope's `id` instead. */
+/** Header carrying the event id (herald-v1); unsigned, so deduplicate on the verified envelope's `id` instead. */
 export const ID_HEADER = "x-webhook-id";
 /** How far, in seconds, the signing time may lie from the receiver's clock, in the past or the future. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
+
+/** The headers of an endpoint in `standard-webhooks` mode (the Standard Webhooks specification's names). */
+export const STANDARD_WEBHOOKS_HEADERS = {
+  id: "webhook-id",
+  timestamp: "webhook-timestamp",
+  signature: "webhook-signature",
+} as const;
+
+/**
+ * How the endpoint signs: `herald-v1` (X-Webhook-*, `v1=` + hex HMAC of `<timestamp>.<body>` keyed
+ * with the whole secret string) or `standard-webhooks` (webhook-*, `v1,` + base64 HMAC of
+ * `<id>.<timestamp>.<body>` keyed with the base64-decoded part after `whsec_`).
+ */
+export type SignatureScheme = "herald-v1" | "standard-webhooks";
 
 /** The event envelope Herald posts (specification: Event envelope). Unknown extra fields are kept. */
 export interface Envelope {
@@ -88,10 +102,15 @@ export interface VerifyWebhookOptions {
   toleranceSeconds?: number;
   /** The receiver's current time; default the system clock. For tests. */
   now?: Date;
+  /** The endpoint's `signature_scheme`; default `herald-v1`. */
+  scheme?: SignatureScheme;
 }
 
 const encoder = new TextEncoder();
 const SIGNATURE_ENTRY = /^v1=[0-9a-f]{64}$/;
+/** A Standard Webhooks entry: `<version>,<signature>`; a v1 signature is the base64 of 32 bytes. */
+const STANDARD_ENTRY = /^([^,\s]+),(\S*)$/;
+const STANDARD_V1 = /^[A-Za-z0-9+/]{43}=$/;
 const TIMESTAMP = /^[0-9]{1,12}$/;
 
 /**
@@ -100,7 +119,13 @@ const TIMESTAMP = /^[0-9]{1,12}$/;
  * Throws a {@link WebhookVerificationError} subclass on failure, a TypeError/RangeError on bad options.
  */
 export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Envelope> {
+  const scheme = options.scheme ?? "herald-v1";
+  if (scheme !== "herald-v1" && scheme !== "standard-webhooks") {
+    throw new TypeError('scheme must be "herald-v1" or "standard-webhooks"');
+  }
   const secrets = secretList(options.secrets);
+  const keys =
+    scheme === "standard-webhooks" ? secrets.map(standardWebhooksKey) : secrets.map((s) => encoder.encode(s));
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   if (!Number.isFinite(tolerance) || tolerance < 0) {
     throw new RangeError("toleranceSeconds must be a finite number >= 0");
@@ -108,31 +133,88 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Enve
   const nowMs = (options.now ?? new Date()).getTime();
   if (Number.isNaN(nowMs)) throw new RangeError("now is an invalid Date");
   const body = bodyBytes(options.body);
+  const names =
+    scheme === "standard-webhooks"
+      ? { timestamp: "webhook-timestamp", signature: "webhook-signature" }
+      : { timestamp: "X-Webhook-Timestamp", signature: "X-Webhook-Signature" };
 
-  const timestamps = headerValues(options.headers, TIMESTAMP_HEADER);
-  if (timestamps.length > 1) throw new MalformedHeaderError("X-Webhook-Timestamp appears more than once");
+  const timestamps = headerValues(options.headers, names.timestamp.toLowerCase());
+  if (timestamps.length > 1) throw new MalformedHeaderError(`${names.timestamp} appears more than once`);
   const timestamp = trimWhitespace(timestamps[0] ?? "");
-  if (timestamp === "") throw new MissingTimestampError("X-Webhook-Timestamp is missing");
+  if (timestamp === "") throw new MissingTimestampError(`${names.timestamp} is missing`);
   if (!TIMESTAMP.test(timestamp)) {
-    throw new MalformedHeaderError("X-Webhook-Timestamp is not unix seconds in decimal digits");
+    throw new MalformedHeaderError(`${names.timestamp} is not unix seconds in decimal digits`);
   }
   if (Math.abs(Math.floor(nowMs / 1000) - Number(timestamp)) > tolerance) {
     throw new TimestampOutOfToleranceError(
-      `X-Webhook-Timestamp is more than ${tolerance} seconds away from the current time`,
+      `${names.timestamp} is more than ${tolerance} seconds away from the current time`,
     );
   }
 
-  const received = signatureEntries(headerValues(options.headers, SIGNATURE_HEADER));
-  const message = concat(encoder.encode(`${timestamp}.`), body);
+  let prefix: string;
+  let received: Uint8Array[];
+  if (scheme === "standard-webhooks") {
+    const ids = headerValues(options.headers, STANDARD_WEBHOOKS_HEADERS.id);
+    if (ids.length > 1) throw new MalformedHeaderError("webhook-id appears more than once");
+    const id = trimWhitespace(ids[0] ?? "");
+    if (id === "") throw new MalformedHeaderError("webhook-id is missing");
+    // fetch's Headers joins a repeated header with ", ": an id never holds a comma or a space.
+    if (!/^[^\s,]+$/.test(id)) throw new MalformedHeaderError("webhook-id is not one id");
+    received = standardEntries(headerValues(options.headers, STANDARD_WEBHOOKS_HEADERS.signature));
+    prefix = `${id}.${timestamp}.`;
+  } else {
+    received = signatureEntries(headerValues(options.headers, SIGNATURE_HEADER));
+    prefix = `${timestamp}.`;
+  }
+  const message = concat(encoder.encode(prefix), body);
   let matched = false;
-  for (const secret of secrets) {
-    const expected = await hmacSha256(secret, message);
+  for (const key of keys) {
+    const expected = await hmacSha256(key, message);
     // Every comparison runs, so timing reveals neither which secret nor which entry matched.
     for (const entry of received) matched = constantTimeEqual(expected, entry) || matched;
   }
   if (!matched) throw new SignatureMismatchError("no signature matches the body under the given secrets");
 
   return parseEnvelope(body);
+}
+
+/** The Standard Webhooks key of a secret: the base64 after an optional `whsec_`, as the specification's libraries read it. */
+function standardWebhooksKey(secret: string): Uint8Array {
+  const encoded = secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret;
+  let bytes: Uint8Array | null = null;
+  if (/^[A-Za-z0-9+/]*={0,2}$/.test(encoded) && encoded.length % 4 === 0) {
+    try {
+      bytes = Uint8Array.from(atob(encoded), (c) => c.charCodeAt(0));
+    } catch {
+      bytes = null;
+    }
+  }
+  if (!bytes || bytes.length === 0) {
+    throw new TypeError("a standard-webhooks secret must be whsec_ followed by base64");
+  }
+  return bytes;
+}
+
+/**
+ * The v1 signatures of a webhook-signature header. Entries of another version (v1a, later ones) are
+ * skipped, as the specification asks; a header with no v1 entry can match nothing.
+ */
+function standardEntries(values: string[]): Uint8Array[] {
+  if (values.length > 1) throw new MalformedHeaderError("webhook-signature appears more than once");
+  const text = trimWhitespace(values[0] ?? "");
+  if (text === "") throw new MalformedHeaderError("webhook-signature is missing or empty");
+  const out: Uint8Array[] = [];
+  for (const entry of text.split(/[ \t]+/)) {
+    const m = STANDARD_ENTRY.exec(entry);
+    if (!m)
+      throw new MalformedHeaderError("webhook-signature holds an entry that is not <version>,<signature>");
+    if (m[1] !== "v1") continue;
+    if (!STANDARD_V1.test(m[2]!)) {
+      throw new MalformedHeaderError("webhook-signature holds a v1 entry that is not base64 of 32 bytes");
+    }
+    out.push(Uint8Array.from(atob(m[2]!), (c) => c.charCodeAt(0)));
+  }
+  return out;
 }
 
 function secretList(secrets: string | readonly string[]): readonly string[] {
@@ -206,10 +288,10 @@ function concat(a: Uint8Array, b: Uint8Array): ArrayBuffer {
   return out;
 }
 
-async function hmacSha256(secret: string, message: ArrayBuffer): Promise<Uint8Array> {
+async function hmacSha256(secret: Uint8Array, message: ArrayBuffer): Promise<Uint8Array> {
   const key = await crypto.subtle.importKey(
     "raw",
-    encoder.encode(secret),
+    new Uint8Array(secret),
     { name: "HMAC", hash: "SHA-256" },
     false,
     ["sign"],

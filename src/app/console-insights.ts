@@ -1,8 +1,9 @@
+import { HEADER_VALUE_MASK } from "../domain/custom-headers.ts";
 import type { Delivery } from "../domain/delivery.ts";
 import { activeSecrets, type Endpoint } from "../domain/endpoint.ts";
 import type { Envelope } from "../domain/envelope.ts";
 import { notFound } from "../domain/errors.ts";
-import { signatureHeader } from "../domain/signing.ts";
+import { signedHeaders } from "../domain/signature-scheme.ts";
 import { unixSeconds } from "../domain/time.ts";
 import type { AppDeps } from "./deps.ts";
 import type { DeliveryInsights } from "./ports/console.ts";
@@ -155,9 +156,10 @@ export function consoleInsights(deps: AppDeps & { insights: DeliveryInsights; ve
     },
 
     /**
-     * The request an attempt sent: the stored body and the five headers. The signature is recomputed
-     * with the endpoint's secrets that were active at the attempt (never shown themselves); null before
-     * the attempt was made or once the event or endpoint is gone.
+     * The request an attempt sent: the stored body and the headers. The signature is recomputed, under
+     * the endpoint's scheme, with its secrets that were active at the attempt (never shown themselves);
+     * custom headers are listed with their values masked. Null before the attempt was made or once the
+     * event or endpoint is gone.
      */
     async sentRequest(scope: Scope, d: Delivery): Promise<SentRequest | null> {
       if (!d.attemptedAt) return null;
@@ -170,15 +172,21 @@ export function consoleInsights(deps: AppDeps & { insights: DeliveryInsights; ve
       const secrets = await Promise.all(
         activeSecrets(endpoint.secrets, d.attemptedAt).map((s) => cipher.open(s.sealed)),
       );
+      const signed = await signedHeaders({
+        scheme: endpoint.signatureScheme,
+        eventId: d.eventId,
+        timestamp,
+        body: event.body,
+        secrets,
+      });
       return {
         url: d.url,
         body: event.body,
         headers: [
           ["Content-Type", "application/json"],
           ["User-Agent", `Herald/${deps.version}`],
-          ["X-Webhook-Id", d.eventId],
-          ["X-Webhook-Timestamp", String(timestamp)],
-          ["X-Webhook-Signature", await signatureHeader(secrets, timestamp, event.body)],
+          ...signed,
+          ...endpoint.headers.map((h): [string, string] => [h.name, HEADER_VALUE_MASK]),
         ],
       };
     },

@@ -1,7 +1,20 @@
-import { disableEndpoint, type Endpoint, enableEndpoint, rotateSecrets } from "../domain/endpoint.ts";
+import {
+  headerInputIssues,
+  headerSetIssues,
+  mergeHeaders,
+  type NamedValue,
+} from "../domain/custom-headers.ts";
+import {
+  disableEndpoint,
+  type Endpoint,
+  enableEndpoint,
+  rotateSecrets,
+  type StoredHeader,
+} from "../domain/endpoint.ts";
 import { endpointUrlIssues } from "../domain/endpoint-url.ts";
 import { invalid, notFound } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
+import { DEFAULT_SIGNATURE_SCHEME, type SignatureScheme } from "../domain/signature-scheme.ts";
 import { newEndpointSecret } from "../domain/signing.ts";
 import type { AppDeps } from "./deps.ts";
 import type { EndpointFilter, EndpointPatch } from "./ports/endpoints.ts";
@@ -11,6 +24,9 @@ export interface EndpointInput {
   url: string;
   events: EventType[];
   description?: string | null | undefined;
+  /** Custom headers, name to plain value. */
+  headers?: Readonly<Record<string, string>> | undefined;
+  signatureScheme?: SignatureScheme | undefined;
 }
 
 export interface EndpointChange {
@@ -18,6 +34,9 @@ export interface EndpointChange {
   events?: EventType[] | undefined;
   description?: string | null | undefined;
   enabled?: boolean | undefined;
+  /** A merge patch of the custom headers: a value sets one, null removes one; null removes them all. */
+  headers?: Readonly<Record<string, string | null>> | null | undefined;
+  signatureScheme?: SignatureScheme | undefined;
 }
 
 /** An endpoint together with the plain secret just issued (creation, rotation): shown once. */
@@ -38,6 +57,37 @@ export function endpointUseCases(deps: AppDeps) {
     if (issues.length) throw invalid(issues);
   };
 
+  /** The headers after a change, sealed, or the problems with it (values are opened to size the whole set). */
+  const changedHeaders = async (
+    current: readonly StoredHeader[],
+    change: Readonly<Record<string, string | null>> | null,
+  ): Promise<StoredHeader[]> => {
+    const issues = change === null ? [] : headerInputIssues(change);
+    if (issues.length) throw invalid(issues);
+    type Held = { sealed: string | null; plain: string };
+    const held: NamedValue<Held>[] = await Promise.all(
+      current.map(async (h) => ({
+        name: h.name,
+        value: { sealed: h.sealed, plain: await cipher.open(h.sealed) },
+      })),
+    );
+    const given =
+      change === null
+        ? null
+        : Object.fromEntries(
+            Object.entries(change).map(([name, v]) => [name, v === null ? null : { sealed: null, plain: v }]),
+          );
+    const merged = mergeHeaders<Held>(held, given);
+    const setIssues = headerSetIssues(merged.map((h) => ({ name: h.name, value: h.value.plain })));
+    if (setIssues.length) throw invalid(setIssues);
+    return Promise.all(
+      merged.map(async (h) => ({
+        name: h.name,
+        sealed: h.value.sealed ?? (await cipher.seal(h.value.plain)),
+      })),
+    );
+  };
+
   const mustGet = async (scope: Scope, id: string) => {
     const e = await repos.endpoints.get(scope, id);
     if (!e) throw notFound("The endpoint");
@@ -47,6 +97,7 @@ export function endpointUseCases(deps: AppDeps) {
   return {
     async create(scope: Scope, input: EndpointInput): Promise<EndpointWithSecret> {
       checkUrl(input.url);
+      const headers = await changedHeaders([], input.headers ?? {});
       const now = clock.now();
       const secret = newEndpointSecret(ids.randomBytes(32));
       const endpoint: Endpoint = {
@@ -63,6 +114,8 @@ export function endpointUseCases(deps: AppDeps) {
         createdAt: now,
         updatedAt: now,
         failingSince: null,
+        headers,
+        signatureScheme: input.signatureScheme ?? DEFAULT_SIGNATURE_SCHEME,
       };
       await repos.endpoints.insert(endpoint);
       return { endpoint, secret };
@@ -76,6 +129,10 @@ export function endpointUseCases(deps: AppDeps) {
 
     async update(scope: Scope, id: string, change: EndpointChange): Promise<Endpoint> {
       if (change.url !== undefined) checkUrl(change.url);
+      if (change.headers) {
+        const issues = headerInputIssues(change.headers);
+        if (issues.length) throw invalid(issues);
+      }
       const current = await mustGet(scope, id);
       const now = clock.now();
       const patch: EndpointPatch = {
@@ -83,6 +140,9 @@ export function endpointUseCases(deps: AppDeps) {
         url: change.url,
         events: change.events,
         description: change.description,
+        signatureScheme: change.signatureScheme,
+        headers:
+          change.headers === undefined ? undefined : await changedHeaders(current.headers, change.headers),
       };
       if (change.enabled === true && !current.enabled) {
         const on = enableEndpoint(current, now);

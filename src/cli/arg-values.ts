@@ -1,3 +1,4 @@
+import { SIGNATURE_SCHEMES, type SignatureScheme } from "../domain/signature-scheme.ts";
 import { parseDuration } from "../domain/time.ts";
 import { type Command, usageError } from "./command.ts";
 
@@ -44,4 +45,43 @@ export function seconds(command: Command, flag: string, text: string): number {
     throw usageError(command, `${flag} must be seconds or a duration (90s, 2h, 7d), not "${text}"`);
   }
   return ms / 1000;
+}
+
+/**
+ * `--header NAME=VALUE` (repeatable) → {NAME: VALUE}. Split at the first `=`, so a value may hold
+ * more. A message about a bad one names the header, never its value (values are credentials).
+ */
+export function headerPairs(
+  command: Command,
+  values: readonly string[] | undefined,
+): Record<string, string> | undefined {
+  if (values === undefined || values.length === 0) return undefined;
+  const out: Record<string, string> = {};
+  for (const [i, pair] of values.entries()) {
+    const at = pair.indexOf("=");
+    if (at <= 0) {
+      throw usageError(command, `--header must be NAME=VALUE (the ${ordinal(i + 1)} --header has no NAME=)`);
+    }
+    const name = pair.slice(0, at);
+    if (Object.hasOwn(out, name)) throw usageError(command, `--header ${name} is given twice`);
+    out[name] = pair.slice(at + 1);
+  }
+  return out;
+}
+
+function ordinal(n: number): string {
+  const suffix = n % 100 >= 11 && n % 100 <= 13 ? "th" : (["th", "st", "nd", "rd"][n % 10] ?? "th");
+  return `${n}${suffix}`;
+}
+
+/** `--signature-scheme` checked against the schemes Herald knows. */
+export function signatureScheme(command: Command, text: string | undefined): SignatureScheme | undefined {
+  if (text === undefined) return undefined;
+  if (!(SIGNATURE_SCHEMES as readonly string[]).includes(text)) {
+    throw usageError(
+      command,
+      `--signature-scheme must be one of ${SIGNATURE_SCHEMES.join(", ")}, not "${text}"`,
+    );
+  }
+  return text as SignatureScheme;
 }

@@ -1,6 +1,6 @@
 import type { EventType, Webhook } from "../../clients/typescript/client.ts";
 import { connectApi, listPages } from "./api.ts";
-import { instant, integer, seconds, splitList } from "./arg-values.ts";
+import { headerPairs, instant, integer, seconds, signatureScheme, splitList } from "./arg-values.ts";
 import {
   type Command,
   type CommandGroup,
@@ -26,6 +26,11 @@ function printWebhook(io: Io, w: Webhook): void {
     ["events", w.events],
     ["state", endpointState(w)],
     ["description", w.description],
+    ["signature scheme", w.signature_scheme],
+    [
+      "headers",
+      Object.keys(w.headers).length ? Object.entries(w.headers).map(([n, mask]) => `${n}: ${mask}`) : null,
+    ],
     ["created", timeWithAge(w.created_at)],
     ["updated", timeWithAge(w.updated_at)],
   ]);
@@ -40,18 +45,22 @@ function printSecret(io: Io, secret: string): void {
 
 const create: Command = {
   name: "webhooks create",
-  usage: "--url URL --events TYPE[,TYPE...] [--description TEXT] [--json]",
+  usage:
+    "--url URL --events TYPE[,TYPE...] [--description TEXT] [--header NAME=VALUE]... [--signature-scheme SCHEME] [--json]",
   summary: "Register an endpoint for the listed event types; prints its signing secret once.",
   details:
-    "The URL must be https:// unless the server runs with HERALD_ALLOW_HTTP_URLS=true (local development).",
+    "The URL must be https:// unless the server runs with HERALD_ALLOW_HTTP_URLS=true (local development). Custom header values are stored encrypted and shown as ******** from then on.",
   options: [
     ["--url URL", "Where deliveries are POSTed"],
     ["--events TYPES", "Comma-separated event types (repeatable); see npx herald events types"],
     ["--description TEXT", "A note for people"],
+    ["--header NAME=VALUE", "A header sent with every delivery, e.g. an API key (repeatable)"],
+    ["--signature-scheme SCHEME", "herald-v1 (default) or standard-webhooks"],
     JSON_OPTION,
   ],
   examples: [
     "npx herald webhooks create --url https://example.com/hooks --events message.delivered,message.bounced",
+    'npx herald webhooks create --url https://example.com/hooks --events message.delivered --header "Authorization=Bearer $RECEIVER_KEY" --signature-scheme standard-webhooks',
   ],
   api: true,
   async run(args, io, deps) {
@@ -59,14 +68,24 @@ const create: Command = {
       url: { type: "string" },
       events: { type: "string", multiple: true },
       description: { type: "string" },
+      header: { type: "string", multiple: true },
+      "signature-scheme": { type: "string" },
     });
     positionals(this, rest, []);
     const events = splitList(values.events);
     if (!values.url || !events) throw usageError(this, "--url and --events are required");
+    const headers = headerPairs(this, values.header);
+    const scheme = signatureScheme(this, values["signature-scheme"]);
     const api = connectApi(io, deps);
     const { data } = await api.call(
       api.client.POST("/api/v1/webhooks", {
-        body: { url: values.url, events: events as EventType[], description: values.description },
+        body: {
+          url: values.url,
+          events: events as EventType[],
+          description: values.description,
+          ...(headers ? { headers } : {}),
+          ...(scheme ? { signature_scheme: scheme } : {}),
+        },
       }),
     );
     return answer(io, values.json, data, () => {
@@ -180,12 +199,15 @@ const enable = showOne(
 
 const update: Command = {
   name: "webhooks update",
-  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--enable | --disable] [--json]`,
-  summary: "Change an endpoint's URL, event types, description or state.",
+  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--header NAME=VALUE]... [--remove-header NAME]... [--signature-scheme SCHEME] [--enable | --disable] [--json]`,
+  summary: "Change an endpoint's URL, event types, description, custom headers, signature scheme or state.",
   options: [
     ["--url URL", "A new URL"],
     ["--events TYPES", "Replace the event types (comma-separated, repeatable)"],
     ["--description TEXT", 'A new description ("" clears it)'],
+    ["--header NAME=VALUE", "Set a custom header, replacing one of that name; others stay (repeatable)"],
+    ["--remove-header NAME", "Stop sending a custom header (repeatable)"],
+    ["--signature-scheme SCHEME", "herald-v1 or standard-webhooks"],
     ["--enable", "Enable the endpoint"],
     ["--disable", "Disable it (disabled_reason: manual); its new events are recorded as skipped"],
     JSON_OPTION,
@@ -201,17 +223,36 @@ const update: Command = {
       description: { type: "string" },
       enable: { type: "boolean", default: false },
       disable: { type: "boolean", default: false },
+      header: { type: "string", multiple: true },
+      "remove-header": { type: "string", multiple: true },
+      "signature-scheme": { type: "string" },
     });
     const [id] = positionals(this, rest, [ID]);
     if (values.enable && values.disable) throw usageError(this, "--enable and --disable exclude each other");
+    const set = headerPairs(this, values.header);
+    const removed = values["remove-header"] ?? [];
+    for (const name of removed) {
+      if (set && Object.keys(set).some((n) => n.toLowerCase() === name.toLowerCase())) {
+        throw usageError(this, `--header and --remove-header both name ${name}`);
+      }
+    }
+    const headers: Record<string, string | null> | undefined =
+      set || removed.length > 0
+        ? { ...Object.fromEntries(removed.map((name) => [name, null])), ...set }
+        : undefined;
     const body = {
       url: values.url,
       events: splitList(values.events) as EventType[] | undefined,
       description: values.description === undefined ? undefined : values.description || null,
       enabled: values.enable ? true : values.disable ? false : undefined,
+      headers,
+      signature_scheme: signatureScheme(this, values["signature-scheme"]),
     };
     if (Object.values(body).every((v) => v === undefined)) {
-      throw usageError(this, "nothing to change: give --url, --events, --description, --enable or --disable");
+      throw usageError(
+        this,
+        "nothing to change: give --url, --events, --description, --header, --remove-header, --signature-scheme, --enable or --disable",
+      );
     }
     const api = connectApi(io, deps);
     const { data } = await api.call(

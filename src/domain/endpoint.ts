@@ -1,4 +1,5 @@
 import type { EventType } from "./event-catalog.ts";
+import type { SignatureScheme } from "./signature-scheme.ts";
 
 export const DISABLED_REASONS = ["manual", "failing", "gone"] as const;
 export type DisabledReason = (typeof DISABLED_REASONS)[number];
@@ -8,6 +9,12 @@ export interface StoredSecret {
   sealed: string;
   /** null for the current secret; the end of the grace period for a previous one. */
   expiresAt: Date | null;
+}
+
+/** A custom header as stored: the name as given, the value sealed (encrypted) like a secret. */
+export interface StoredHeader {
+  name: string;
+  sealed: string;
 }
 
 /** A registered endpoint as the service keeps it. */
@@ -26,6 +33,10 @@ export interface Endpoint {
   updatedAt: Date;
   /** Start of the current run of failures without a success; null after a success. */
   failingSince: Date | null;
+  /** Sent with every delivery to this endpoint, in this order. */
+  headers: StoredHeader[];
+  /** How its deliveries are signed. */
+  signatureScheme: SignatureScheme;
 }
 
 /** The endpoint after being switched on: enabled, reason and failure streak cleared. */

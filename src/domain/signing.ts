@@ -1,4 +1,12 @@
-import { timingSafeEqual, toBase64, toHex } from "./encoding.ts";
+import { timingSafeEqual, toBase64 } from "./encoding.ts";
+import {
+  type HmacKey,
+  type HmacSha256,
+  joinSignatures,
+  labelled,
+  type SyncHmacSha256,
+  webCryptoHmac,
+} from "./hmac.ts";
 
 export const SECRET_PREFIX = "whsec_";
 export const SIGNATURE_VERSION = "v1";
@@ -12,20 +20,47 @@ export function newEndpointSecret(random32: Uint8Array): string {
 
 const encoder = new TextEncoder();
 
-// Importing a key costs more than the HMAC itself; an endpoint signs thousands of times with one secret.
-const keys = new Map<string, Promise<CryptoKey>>();
+// The key of a secret is the same every time; making it is cheap, but a hot endpoint signs thousands of times.
+const keys = new Map<string, HmacKey>();
 const KEY_CACHE_LIMIT = 10_000;
 
-function hmacKey(secret: string): Promise<CryptoKey> {
+/** The herald-v1 key of a secret: the whole `whsec_…` string as UTF-8 bytes, exactly as handed out. */
+export function heraldV1Key(secret: string): HmacKey {
   let key = keys.get(secret);
   if (!key) {
     if (keys.size >= KEY_CACHE_LIMIT) keys.clear();
-    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
-      "sign",
-    ]);
+    key = { id: `herald-v1:${secret}`, bytes: encoder.encode(secret) };
     keys.set(secret, key);
   }
   return key;
+}
+
+/**
+ * The herald-v1 X-Webhook-Signature value: `v1=` and the lowercase hex HMAC-SHA256 of
+ * "<timestamp>.<body>" per secret, newest first, separated by a space (two during a rotation grace
+ * period). At once with a synchronous HMAC (node:crypto), else a promise (Web Crypto).
+ */
+export function heraldV1Signature(
+  secrets: readonly string[],
+  timestamp: number | string,
+  body: string | Uint8Array,
+  hmac: SyncHmacSha256,
+): string;
+export function heraldV1Signature(
+  secrets: readonly string[],
+  timestamp: number | string,
+  body: string | Uint8Array,
+  hmac?: HmacSha256,
+): string | Promise<string>;
+export function heraldV1Signature(
+  secrets: readonly string[],
+  timestamp: number | string,
+  body: string | Uint8Array,
+  hmac: HmacSha256 = webCryptoHmac,
+): string | Promise<string> {
+  return joinSignatures(
+    secrets.map((s) => labelled(`${SIGNATURE_VERSION}=`, hmac(heraldV1Key(s), `${timestamp}.`, body, "hex"))),
+  );
 }
 
 /** v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<body>", keyed by the whole secret string. */
@@ -34,14 +69,7 @@ export async function sign(
   timestamp: number | string,
   body: string | Uint8Array,
 ): Promise<string> {
-  const key = await hmacKey(secret);
-  const prefix = encoder.encode(`${timestamp}.`);
-  const raw = typeof body === "string" ? encoder.encode(body) : body;
-  const message = new Uint8Array(prefix.length + raw.length);
-  message.set(prefix, 0);
-  message.set(raw, prefix.length);
-  const mac = await crypto.subtle.sign("HMAC", key, message);
-  return `${SIGNATURE_VERSION}=${toHex(new Uint8Array(mac))}`;
+  return heraldV1Signature([secret], timestamp, body);
 }
 
 /**
@@ -53,8 +81,7 @@ export async function signatureHeader(
   timestamp: number,
   body: string | Uint8Array,
 ): Promise<string> {
-  const parts = await Promise.all(secrets.map((s) => sign(s, timestamp, body)));
-  return parts.join(" ");
+  return heraldV1Signature(secrets, timestamp, body);
 }
 
 export type VerifyFailure =

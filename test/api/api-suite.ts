@@ -6,6 +6,7 @@ import { eventCases } from "./suite/events.ts";
 import { operationCases } from "./suite/operations.ts";
 import { tenancyCases } from "./suite/tenancy.ts";
 import { testEventCases } from "./suite/test-events.ts";
+import { webhookControlCases } from "./suite/webhook-controls.ts";
 import { webhookCases } from "./suite/webhooks.ts";
 
 export type { ApiTarget } from "./suite/context.ts";
@@ -17,6 +18,7 @@ export type { ApiTarget } from "./suite/context.ts";
 export function apiSuite(makeTarget: () => Promise<ApiTarget>): void {
   const s = suiteContext(makeTarget);
   webhookCases(s);
+  webhookControlCases(s);
   eventCases(s);
   deliveryCases(s);
   testEventCases(s);

@@ -220,6 +220,45 @@ describe("API failure paths (in-process only)", () => {
     expect(all).not.toContain("whsec_");
   });
 
+  it("keeps custom header values sealed at rest and out of every log line, answer and error", async () => {
+    const h = await makeApiHarness();
+    const { token } = await h.newToken();
+    const api = h.client(token);
+    const value = "hv-secret-0f3b9d2a";
+    const w = await unwrap(
+      api.POST("/api/v1/webhooks", {
+        body: {
+          url: "https://receiver.invalid/h",
+          events: ["message.sent"],
+          headers: { "X-Api-Key": value },
+        },
+      }),
+    );
+    const stored = await h.repos.endpoints.getMany([w.id]);
+    expect(stored[0]!.headers).toHaveLength(1);
+    expect(stored[0]!.headers[0]!.name).toBe("X-Api-Key");
+    expect(stored[0]!.headers[0]!.sealed).toMatch(/^v1\./);
+    expect(JSON.stringify(stored)).not.toContain(value);
+    const path = { id: w.id };
+    const answers = await Promise.all([
+      api.GET("/api/v1/webhooks/{id}", { params: { path } }),
+      api.GET("/api/v1/webhooks"),
+      api.PATCH("/api/v1/webhooks/{id}", { params: { path }, body: { headers: { "X-Other": `${value}2` } } }),
+      // Refused: a value with a line break, and one for a reserved name.
+      api.PATCH("/api/v1/webhooks/{id}", {
+        params: { path },
+        body: { headers: { "X-Bad": `${value}\n`, Host: value } },
+      }),
+      api.POST("/api/v1/webhooks", {
+        body: { url: "ftp://x", events: ["message.sent"], headers: { "X-Api-Key": value } },
+      }),
+    ]);
+    expect(answers.map((a) => a.response.status)).toEqual([200, 200, 200, 422, 422]);
+    for (const a of answers) expect(JSON.stringify(a.data ?? a.error)).not.toContain(value);
+    expect(h.logLines.length).toBeGreaterThan(5);
+    expect(h.logLines.join("\n")).not.toContain(value);
+  });
+
   it("never lets an unauthenticated request reach a use case", async () => {
     let called = 0;
     const h = await makeApiHarness({

@@ -191,6 +191,115 @@ describe("herald webhooks", () => {
     }
   });
 
+  it("create --header (repeatable) and --signature-scheme; values never printed, masked from then on", async () => {
+    const cli = await cliHarness();
+    const value = "cli-value-5b2e";
+    const run = await cli.run([
+      "webhooks",
+      "create",
+      "--url",
+      receiverUrl(),
+      "--events",
+      "message.delivered",
+      "--header",
+      `Authorization=Bearer ${value}`,
+      "--header",
+      "X-Query=a=b",
+      "--signature-scheme",
+      "standard-webhooks",
+    ]);
+    expect(run.code).toBe(0);
+    expect(run.err).toEqual([]);
+    expect(run.stdout).toMatch(/^signature scheme +standard-webhooks$/m);
+    expect(run.stdout).toMatch(/^headers +Authorization: \*{8}, X-Query: \*{8}$/m);
+    expect(run.stdout).not.toContain(value);
+    const [w] = (await unwrap(cli.client.GET("/api/v1/webhooks"))).data;
+    expect(w).toMatchObject({
+      signature_scheme: "standard-webhooks",
+      headers: { Authorization: "********", "X-Query": "********" },
+    });
+    const json = await cli.run(["webhooks", "get", w!.id, "--json"]);
+    expect(json.json()).toEqual(await getWebhook(cli, w!.id));
+    expect(json.stdout).not.toContain(value);
+    const plain = await cli.run(["webhooks", "create", "--url", receiverUrl(), "--events", "message.sent"]);
+    expect(plain.stdout).toMatch(/^signature scheme +herald-v1$/m);
+    expect(plain.stdout).toMatch(/^headers +-$/m);
+  });
+
+  it("update --header sets, --remove-header removes, others stay; --signature-scheme switches", async () => {
+    const cli = await cliHarness();
+    const w = await created(cli);
+    const set = await cli.run([
+      "webhooks",
+      "update",
+      w.id,
+      "--header",
+      "X-A=1",
+      "--header",
+      "X-B=2",
+      "--json",
+    ]);
+    expect(set.code).toBe(0);
+    expect(set.json<{ headers: object }>().headers).toEqual({ "X-A": "********", "X-B": "********" });
+    const run = await cli.run([
+      "webhooks",
+      "update",
+      w.id,
+      "--header",
+      "X-C=3",
+      "--remove-header",
+      "x-a",
+      "--signature-scheme",
+      "standard-webhooks",
+    ]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^headers +X-B: \*{8}, X-C: \*{8}$/m);
+    expect(await getWebhook(cli, w.id)).toMatchObject({
+      headers: { "X-B": "********", "X-C": "********" },
+      signature_scheme: "standard-webhooks",
+    });
+  });
+
+  it("refuses a malformed --header or --signature-scheme without quoting a value, and shows the API's 422", async () => {
+    const cli = await cliHarness();
+    const secretish = "do-not-echo-91c";
+    for (const args of [
+      ["--header", secretish],
+      ["--header", `=${secretish}`],
+      ["--header", `X-A=${secretish}`, "--header", `X-A=${secretish}`],
+      ["--signature-scheme", "herald-v2"],
+    ]) {
+      const run = await cli.run([
+        "webhooks",
+        "create",
+        "--url",
+        receiverUrl(),
+        "--events",
+        "message.sent",
+        ...args,
+      ]);
+      expect(run.code, args.join(" ")).toBe(2);
+      expect(run.err).toHaveLength(1);
+      expect(run.err.join("\n")).not.toContain(secretish);
+    }
+    const refused = await cli.run([
+      "webhooks",
+      "create",
+      "--url",
+      receiverUrl(),
+      "--events",
+      "message.sent",
+      "--header",
+      `Host=${secretish}`,
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.err.join("\n")).toContain("body.headers.Host");
+    expect(refused.err.join("\n")).not.toContain(secretish);
+    const w = await created(cli);
+    const both = await cli.run(["webhooks", "update", w.id, "--header", "X-A=1", "--remove-header", "x-a"]);
+    expect(both.code).toBe(2);
+  });
+
   it("rotate prints a new secret once; --grace takes a duration", async () => {
     const cli = await cliHarness();
     const w = await created(cli);

@@ -1,3 +1,4 @@
+import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { makeConsoleHarness, pathOf } from "./console-harness.ts";
 
@@ -266,6 +267,50 @@ describe("console: pages and actions through the use cases", () => {
     const event = await (await b.get(`/console/events/${evt.id}`)).text();
     expect(event).toContain(e1.id);
     expect(event).toContain(e2.id);
+  });
+
+  it("shows the scheme and masked custom headers, and the request as sent with the scheme's signature and masked values", async () => {
+    const h = await makeConsoleHarness();
+    const { b, token } = await h.signedIn();
+    const value = "cv-console-77d1e4";
+    const res = await h.api(token, "/webhooks", {
+      method: "POST",
+      body: JSON.stringify({
+        url: HOOK,
+        events: ["message.delivered"],
+        headers: { Authorization: `Bearer ${value}`, "X-Route": value },
+        signature_scheme: "standard-webhooks",
+      }),
+    });
+    expect(res.status).toBe(201);
+    const e = (await res.json()) as { id: string; secret: string };
+    const page = await (await b.get(`/console/endpoints/${e.id}`)).text();
+    expect(page).toContain("<code>standard-webhooks</code>");
+    expect(page).toContain("<code>Authorization: ********</code>");
+    expect(page).toContain("<code>X-Route: ********</code>");
+    expect(page).not.toContain(value);
+
+    const evt = await publish(h, token);
+    const [d] = [...h.repos.deliveries.rows.values()].filter((x) => x.eventId === evt.id);
+    const attemptedAt = new Date();
+    // As the engine would have recorded it: the request as sent exists once the attempt was made.
+    h.repos.deliveries.rows.set(d!.id, { ...d!, status: "succeeded", attemptedAt, responseStatus: 200 });
+    const detail = await (await b.get(`/console/deliveries/${d!.id}`)).text();
+    const ts = Math.floor(attemptedAt.getTime() / 1000);
+    const signature = new Webhook(e.secret).sign(
+      evt.id,
+      new Date(ts * 1000),
+      (await h.repos.events.getMany([evt.id]))[0]!.body,
+    );
+    expect(detail).toContain(`webhook-id: ${evt.id}`);
+    expect(detail).toContain(`webhook-timestamp: ${ts}`);
+    expect(detail).toContain(`webhook-signature: ${signature}`);
+    expect(detail).toContain("Authorization: ********");
+    expect(detail).toContain("X-Route: ********");
+    expect(detail).not.toContain("X-Webhook-Signature");
+    expect(detail).not.toContain(value);
+    expect(detail).not.toContain(e.secret);
+    expect(h.logLines.join("\n")).not.toContain(value);
   });
 
   it("rotates a secret (shown once), sends a test event, and recovers a window", async () => {

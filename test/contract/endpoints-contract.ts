@@ -169,6 +169,37 @@ export function endpointContract(store: () => Repositories): void {
       expect(disabled).toEqual({ ...expected, enabled: false, disabledReason: "manual", updatedAt: at(20) });
     });
 
+    it("keeps custom headers in their order and the signature scheme, and replaces them on update", async () => {
+      const scope = newScope();
+      const e = anEndpoint(scope, {
+        headers: [
+          { name: "X-Api-Key", sealed: "sealed-key" },
+          { name: "authorization", sealed: "sealed-auth" },
+        ],
+        signatureScheme: "standard-webhooks",
+      });
+      await store().endpoints.insert(e);
+      expect(await store().endpoints.get(scope, e.id)).toEqual(e);
+      expect((await store().endpoints.list(scope, {}, { limit: 10, cursor: null })).data).toEqual([e]);
+      expect(await store().endpoints.listSubscribed(scope, "message.delivered")).toEqual([e]);
+
+      const headers = [{ name: "X-Route", sealed: "sealed-route" }];
+      const patched = await store().endpoints.update(scope, e.id, {
+        headers,
+        signatureScheme: "herald-v1",
+        updatedAt: at(10),
+      });
+      const expected: Endpoint = { ...e, headers, signatureScheme: "herald-v1", updatedAt: at(10) };
+      expect(patched).toEqual(expected);
+      expect(await store().endpoints.getMany([e.id])).toEqual([expected]);
+      // Fields a patch leaves out stay as they are.
+      const kept = await store().endpoints.update(scope, e.id, { description: "x", updatedAt: at(20) });
+      expect(kept).toEqual({ ...expected, description: "x", updatedAt: at(20) });
+      const cleared = await store().endpoints.update(scope, e.id, { headers: [], updatedAt: at(30) });
+      expect(cleared?.headers).toEqual([]);
+      expect(cleared?.signatureScheme).toBe("herald-v1");
+    });
+
     it("update outside the scope or of an absent endpoint changes nothing and answers null", async () => {
       const scope = newScope();
       const e = anEndpoint(scope);

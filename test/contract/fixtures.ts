@@ -27,6 +27,8 @@ export function anEndpoint(scope: Scope, over: Partial<Endpoint> = {}): Endpoint
     createdAt: T0,
     updatedAt: T0,
     failingSince: null,
+    headers: [],
+    signatureScheme: "herald-v1",
     ...over,
   };
 }

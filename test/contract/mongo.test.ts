@@ -2,14 +2,14 @@ import { describe, expect, it } from "vitest";
 import { COLLECTIONS } from "../../src/adapters/mongo/collections.ts";
 import { createMongoConsoleStore } from "../../src/adapters/mongo/console.ts";
 import { MongoDeliveries } from "../../src/adapters/mongo/deliveries.ts";
-import type { DeliveryDoc } from "../../src/adapters/mongo/documents.ts";
+import type { DeliveryDoc, EndpointDoc } from "../../src/adapters/mongo/documents.ts";
 import { connectMongo } from "../../src/adapters/mongo/index.ts";
 import { ensureIndexes, INDEXES } from "../../src/adapters/mongo/indexes.ts";
 import { StoreUnavailableError } from "../../src/app/ports/store.ts";
 import { shardOf } from "../../src/domain/shards.ts";
 import { freshMongoRepositories } from "../support/mongo.ts";
 import { consoleContract } from "./console-contract.ts";
-import { aDelivery, at, ids, newScope } from "./fixtures.ts";
+import { aDelivery, anEndpoint, at, ids, newScope } from "./fixtures.ts";
 import { repositoryContract } from "./repository-contract.ts";
 
 repositoryContract("mongo", () => freshMongoRepositories("herald_test_contract"));
@@ -77,6 +77,31 @@ describe("mongo adapter", () => {
         (c) => c.name,
       );
       expect(collections).not.toContain("delivery_leases");
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+
+  it("reads an endpoint written before custom headers and signature schemes as having none and herald-v1", async () => {
+    const fresh = await freshMongoRepositories("herald_test_old_endpoint");
+    try {
+      const scope = newScope();
+      const e = anEndpoint(scope, {
+        headers: [{ name: "X-A", sealed: "s" }],
+        signatureScheme: "standard-webhooks",
+      });
+      await fresh.repos.endpoints.insert(e);
+      const col = fresh.db.collection<EndpointDoc>(COLLECTIONS.endpoints);
+      expect(await col.findOne({ _id: e.id })).toMatchObject({
+        headers: [{ name: "X-A", sealed: "s" }],
+        signature_scheme: "standard-webhooks",
+      });
+      await col.updateOne({ _id: e.id }, { $unset: { headers: "", signature_scheme: "" } });
+      expect(await fresh.repos.endpoints.get(scope, e.id)).toEqual({
+        ...e,
+        headers: [],
+        signatureScheme: "herald-v1",
+      });
     } finally {
       await fresh.cleanup();
     }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SendOutcome } from "../../src/domain/delivery.ts";
 import { behaviours, type Receiver, startReceiver } from "../support/receiver.ts";
 import { testTls } from "../support/tls.ts";
-import { closedPort, SECRET } from "./helpers.ts";
+import { closedPort, SECRET, standardWebhooksVerdict, verifyStandardWebhooks } from "./helpers.ts";
 
 // The Fetch sender on the runtimes it is for, in child processes, against the HTTPS receiver with
 // the test CA trusted the runtime's own way (Bun: NODE_EXTRA_CA_CERTS; Deno: DENO_CERT).
@@ -41,7 +41,10 @@ beforeAll(async () => {
     "/reset": behaviours.reset(),
     "/retry": behaviours.retryAfter(429, "120"),
   };
-  rx.setBehaviour((req) => byPath[req.path] ?? behaviours.verify(req));
+  const standard = verifyStandardWebhooks(SECRET);
+  rx.setBehaviour((req) =>
+    req.path === "/standard" ? standard(req) : (byPath[req.path] ?? behaviours.verify(req)),
+  );
 });
 
 afterAll(async () => {
@@ -69,6 +72,11 @@ describe.each(RUNTIMES)("createFetchSender on $name", (runtime) => {
         dns: { localhost: ["127.0.0.1"] },
       },
       { url: "https://nowhere.example.test/never", allowPrivateNetworks: false, dns: {} },
+      {
+        url: `${rx.origin}/standard`,
+        scheme: "standard-webhooks",
+        headers: [["X-Api-Key", "rk_runtime"]],
+      },
     ];
     const before = rx.requests.length;
     const { stdout } = await run(bin(runtime.name), [...runtime.args, JSON.stringify(cases), SECRET], {
@@ -90,6 +98,7 @@ describe.each(RUNTIMES)("createFetchSender on $name", (runtime) => {
       ["blocked_address", null],
       ["blocked_address", null],
       ["dns_error", null],
+      [null, 200],
     ]);
     expect(out[0]?.ok).toBe(true);
     // Ended by the sender's bound, not by the receiver's answer 20 s later.
@@ -98,8 +107,22 @@ describe.each(RUNTIMES)("createFetchSender on $name", (runtime) => {
     expect(out[5]?.retryAfterMs).toBe(120_000);
 
     const seen = rx.requests.slice(before);
-    expect(seen.map((r) => r.path)).toEqual(["/webhook", "/redirect", "/slow", "/big", "/reset", "/retry"]);
-    expect(seen.every((r) => r.verdict.ok)).toBe(true);
+    expect(seen.map((r) => r.path)).toEqual([
+      "/webhook",
+      "/redirect",
+      "/slow",
+      "/big",
+      "/reset",
+      "/retry",
+      "/standard",
+    ]);
+    expect(seen.slice(0, -1).every((r) => r.verdict.ok)).toBe(true);
+    // Standard Webhooks mode, verified by the specification's own library, with the custom header.
+    const sw = seen.at(-1)!;
+    expect(standardWebhooksVerdict(sw, SECRET)).toBe("ok");
+    expect(sw.headers["webhook-id"]).toBe("evt_rt");
+    expect(sw.headers["x-api-key"]).toBe("rk_runtime");
+    expect(sw.headers["x-webhook-signature"]).toBeUndefined();
     expect(seen[0]?.headers["user-agent"]).toBe("Herald/test");
     expect(seen[0]?.headers["x-webhook-id"]).toBe("evt_rt");
   });

@@ -2,9 +2,19 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createFetchSender, type FetchSenderOptions } from "../../src/adapters/delivery/fetch-sender.ts";
 import type { Sender } from "../../src/app/ports/sending.ts";
 import { RESPONSE_BODY_LIMIT } from "../../src/domain/delivery.ts";
+import { newEndpointSecret } from "../../src/domain/signing.ts";
 import { behaviours, type Receiver, type ReceiverOptions, startReceiver } from "../support/receiver.ts";
 import { type TestTls, testTls } from "../support/tls.ts";
-import { closedPort, delivery, failingLookup, SECRET, scriptedLookup } from "./helpers.ts";
+import {
+  closedPort,
+  delivery,
+  failingLookup,
+  OLD_SECRET,
+  SECRET,
+  scriptedLookup,
+  standardWebhooksVerdict,
+  verifyStandardWebhooks,
+} from "./helpers.ts";
 
 // In-process on Node's own fetch. Node's fetch cannot be given a CA, so these use a plain HTTP
 // receiver; HTTPS with the test CA runs on Bun and Deno in fetch-sender-runtimes.test.ts.
@@ -59,6 +69,34 @@ describe("createFetchSender on Node's fetch", () => {
       "x-webhook-id": "evt_1",
       "x-webhook-timestamp": String(req.timestamp),
     });
+  });
+
+  it("in standard-webhooks mode sends webhook-id/timestamp/signature the specification's library verifies, and the custom headers", async () => {
+    const rx = await receiver({ behaviour: verifyStandardWebhooks(SECRET) });
+    const stillOnOld = await receiver({ behaviour: verifyStandardWebhooks(OLD_SECRET) });
+    const custom: [string, string][] = [
+      ["Authorization", "Bearer rk_custom-value"],
+      ["X-Route", "eu-1"],
+    ];
+    const s = sender();
+    for (const url of [rx.url, stillOnOld.url]) {
+      const outcome = await s.send(
+        delivery(url, { scheme: "standard-webhooks", headers: custom, secrets: [SECRET, OLD_SECRET] }),
+      );
+      expect(outcome).toMatchObject({ ok: true, responseStatus: 200 });
+    }
+    for (const r of [rx, stillOnOld]) {
+      const [got] = await r.waitFor(1);
+      expect(got?.headers["webhook-id"]).toBe("evt_1");
+      expect(got?.headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]{43}= v1,[A-Za-z0-9+/]{43}=$/);
+      expect(got?.headers.authorization).toBe("Bearer rk_custom-value");
+      expect(got?.headers["x-route"]).toBe("eu-1");
+      // One scheme at a time: no X-Webhook-* headers in this mode.
+      expect(Object.keys(got?.headers ?? {}).filter((n) => n.startsWith("x-webhook-"))).toEqual([]);
+      expect(got?.headers["content-type"]).toBe("application/json");
+    }
+    // The check can fail: another secret does not verify.
+    expect(standardWebhooksVerdict(rx.requests[0]!, newEndpointSecret(new Uint8Array(32)))).not.toBe("ok");
   });
 
   it("does not follow a redirect", async () => {

@@ -1,7 +1,9 @@
 import type { LookupAddress } from "node:dns";
 import { createServer } from "node:net";
+import { Webhook } from "standardwebhooks";
 import type { Resolve } from "../../src/adapters/delivery/guarded-lookup.ts";
 import type { DeliveryRequest } from "../../src/app/ports/sending.ts";
+import { type BehaviourFn, behaviours, type ReceivedRequest } from "../support/receiver.ts";
 
 export const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8MVDX+wqmh8=";
 export const OLD_SECRET = "whsec_3uHkNyUKLn0C7yxBbKZtd6C8TUsTnW7rbQLmNrZX1yM=";
@@ -14,6 +16,8 @@ export function delivery(url: string, overrides: Partial<DeliveryRequest> = {}):
     eventId: "evt_1",
     secrets: [SECRET],
     timestamp: Math.floor(Date.now() / 1000),
+    scheme: "herald-v1",
+    headers: [],
     ...overrides,
   };
 }
@@ -43,4 +47,30 @@ export async function closedPort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/**
+ * Verifies a received request with the Standard Webhooks specification's own library (standardwebhooks
+ * on npm), not Herald's code: "ok", or the library's reason.
+ */
+export function standardWebhooksVerdict(
+  req: Pick<ReceivedRequest, "headers" | "body">,
+  secret: string,
+): "ok" | string {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers[k] = v;
+  try {
+    new Webhook(secret).verify(req.body.toString("utf8"), headers);
+    return "ok";
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+/** A receiver behaviour: 200 when the Standard Webhooks library verifies the request with `secret`, else 401. */
+export function verifyStandardWebhooks(secret: string): BehaviourFn {
+  return (req) => {
+    const verdict = standardWebhooksVerdict(req, secret);
+    return verdict === "ok" ? behaviours.status(200, "ok") : behaviours.status(401, verdict);
+  };
 }

@@ -24,6 +24,8 @@ const endpoint: Endpoint = {
   createdAt: t0,
   updatedAt: t0,
   failingSince: null,
+  headers: [],
+  signatureScheme: "herald-v1",
 };
 
 describe("endpoint state", () => {

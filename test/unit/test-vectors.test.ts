@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { Webhook as StandardWebhook } from "standardwebhooks";
+import { describe, expect, it, vi } from "vitest";
 import {
   type Envelope as ClientEnvelope,
   InvalidPayloadError,
@@ -15,7 +16,9 @@ import {
 } from "../../clients/typescript/verify.ts";
 import { fromBase64, toBase64 } from "../../src/domain/encoding.ts";
 import { buildEnvelope, type Envelope, newEventId, serializeEnvelope } from "../../src/domain/envelope.ts";
+import { SCHEME_HEADERS, type SignatureScheme } from "../../src/domain/signature-scheme.ts";
 import { newEndpointSecret, sign, signatureHeader, verifySignature } from "../../src/domain/signing.ts";
+import { standardWebhooksSignature } from "../../src/domain/standard-webhooks.ts";
 
 /*
  * clients/test-vectors.json is generated here with Herald's own signer and committed; the TypeScript,
@@ -31,6 +34,8 @@ type Expect = "ok" | WebhookVerificationErrorCode;
 interface Vector {
   name: string;
   description: string;
+  /** The endpoint's signature_scheme: which headers to read and how the signature is made. */
+  scheme: SignatureScheme;
   body_base64: string;
   headers: Record<string, string | string[]>;
   secrets: string[];
@@ -94,6 +99,11 @@ const UNICODE_ENVELOPE = buildEnvelope({
 interface Spec {
   name: string;
   description: string;
+  /** How the delivery is signed (default herald-v1); `verifyAs` is what the receiver is told (default the same). */
+  scheme?: SignatureScheme;
+  verifyAs?: SignatureScheme;
+  /** The webhook-id header sent (standard-webhooks), when it differs from the id signed; null leaves it out. */
+  idHeader?: string | string[] | null;
   body?: Uint8Array;
   /** What the signature covers, when it differs from the body sent. */
   signedBody?: Uint8Array;
@@ -112,16 +122,25 @@ interface Spec {
 async function vector(spec: Spec): Promise<Vector> {
   const body = spec.body ?? BODY;
   const ts = spec.signedTimestamp ?? T;
-  const real = await signatureHeader(spec.signWith ?? [SECRET_NEW], ts, spec.signedBody ?? body);
+  const scheme = spec.scheme ?? "herald-v1";
+  const signWith = spec.signWith ?? [SECRET_NEW];
+  const real =
+    scheme === "standard-webhooks"
+      ? await standardWebhooksSignature(signWith, ENVELOPE.id, ts, spec.signedBody ?? body)
+      : await signatureHeader(signWith, ts, spec.signedBody ?? body);
+  const [idName, timestampName, signatureName] = SCHEME_HEADERS[scheme];
   const timestamp = spec.timestampHeader === undefined ? String(ts) : spec.timestampHeader;
   const signature = spec.signatureHeader ? spec.signatureHeader(real) : real;
+  const id = spec.idHeader === undefined ? ENVELOPE.id : spec.idHeader;
   const rename = spec.headerNames ?? ((n: string) => n);
-  const headers: Record<string, string | string[]> = { [rename("X-Webhook-Id")]: ENVELOPE.id };
-  if (timestamp !== null) headers[rename("X-Webhook-Timestamp")] = timestamp;
-  if (signature !== null) headers[rename("X-Webhook-Signature")] = signature;
+  const headers: Record<string, string | string[]> = {};
+  if (id !== null) headers[rename(idName)] = id;
+  if (timestamp !== null) headers[rename(timestampName)] = timestamp;
+  if (signature !== null) headers[rename(signatureName)] = signature;
   const v: Vector = {
     name: spec.name,
     description: spec.description,
+    scheme: spec.verifyAs ?? scheme,
     body_base64: toBase64(body),
     headers,
     secrets: spec.secrets ?? [SECRET_NEW],
@@ -135,6 +154,203 @@ async function vector(spec: Spec): Promise<Vector> {
 
 const HEX64 = "a".repeat(64);
 const jsonBody = (value: unknown) => utf8(JSON.stringify(value));
+
+const SW = "standard-webhooks" as const;
+const B64_32 = `${"A".repeat(43)}=`;
+
+/** The same checks under the standard-webhooks scheme (webhook-id, webhook-timestamp, webhook-signature). */
+function standardWebhooksSpecs(): Spec[] {
+  const specs: Spec[] = [
+    { name: "valid", description: "One v1, signature, one secret, signed 7 s ago.", expect: "ok" },
+    {
+      name: "header_names_uppercase",
+      description: "Header names are matched case-insensitively.",
+      headerNames: (n) => n.toUpperCase(),
+      expect: "ok",
+    },
+    {
+      name: "valid_unicode_body",
+      description: "Multi-byte UTF-8 in the body; the signature covers the raw bytes.",
+      body: utf8(serializeEnvelope(UNICODE_ENVELOPE)),
+      expect: "ok",
+      envelopeId: UNICODE_ENVELOPE.id,
+    },
+    {
+      name: "secret_without_prefix",
+      description: "The base64 key without whsec_ is the same key (the specification's libraries accept it).",
+      secrets: [SECRET_NEW.slice("whsec_".length)],
+      expect: "ok",
+    },
+    {
+      name: "rotation_header_new_secret_matches",
+      description: "Grace period: two space-separated v1, entries; receiver has the new secret.",
+      signWith: [SECRET_NEW, SECRET_OLD],
+      secrets: [SECRET_NEW],
+      expect: "ok",
+    },
+    {
+      name: "rotation_header_old_secret_matches",
+      description: "Grace period: two v1, entries; receiver still has the old secret.",
+      signWith: [SECRET_NEW, SECRET_OLD],
+      secrets: [SECRET_OLD],
+      expect: "ok",
+    },
+    {
+      name: "rotation_header_no_secret_matches",
+      description: "Grace period header, receiver has neither secret.",
+      signWith: [SECRET_NEW, SECRET_OLD],
+      secrets: [SECRET_OTHER],
+      expect: "signature_mismatch",
+    },
+    {
+      name: "receiver_two_secrets_second_matches",
+      description: "Receiver mid-rotation holds two secrets; the second matches.",
+      secrets: [SECRET_OLD, SECRET_NEW],
+      expect: "ok",
+    },
+    {
+      name: "signature_tab_between",
+      description: "A tab between entries is accepted, as HTTP whitespace.",
+      signWith: [SECRET_NEW, SECRET_OLD],
+      secrets: [SECRET_OLD],
+      signatureHeader: (s) => s.replace(" ", "\t"),
+      expect: "ok",
+    },
+    {
+      name: "signature_other_version_skipped",
+      description:
+        "An entry of another version (v1a, asymmetric) is skipped; the v1, entry after it matches.",
+      signatureHeader: (s) => `v1a,${"B".repeat(86)}== ${s}`,
+      expect: "ok",
+    },
+    {
+      name: "signature_only_other_version",
+      description: "Only entries of another version: nothing this library can check, so nothing matches.",
+      signatureHeader: (s) => s.replace("v1,", "v2,"),
+      expect: "signature_mismatch",
+    },
+    {
+      name: "timestamp_past_at_tolerance",
+      description: "Signed exactly 300 s before now: still accepted.",
+      now: T + 300,
+      expect: "ok",
+    },
+    {
+      name: "timestamp_stale",
+      description: "Signed 301 s before now.",
+      now: T + 301,
+      expect: "timestamp_out_of_tolerance",
+    },
+    {
+      name: "timestamp_future",
+      description: "Signed 301 s after now.",
+      now: T - 301,
+      expect: "timestamp_out_of_tolerance",
+    },
+    {
+      name: "missing_timestamp",
+      description: "No webhook-timestamp header.",
+      timestampHeader: null,
+      expect: "missing_timestamp",
+    },
+    {
+      name: "timestamp_not_numeric",
+      description: "webhook-timestamp is not digits.",
+      timestampHeader: "yesterday",
+      expect: "malformed_header",
+    },
+    {
+      name: "missing_id",
+      description: "No webhook-id header: the id is signed.",
+      idHeader: null,
+      expect: "malformed_header",
+    },
+    {
+      name: "id_repeated",
+      description: "webhook-id sent twice.",
+      idHeader: [ENVELOPE.id, ENVELOPE.id],
+      expect: "malformed_header",
+    },
+    {
+      name: "signature_missing",
+      description: "No webhook-signature header.",
+      signatureHeader: () => null,
+      expect: "malformed_header",
+    },
+    {
+      name: "signature_repeated",
+      description: "webhook-signature sent twice.",
+      signatureHeader: (s) => [s, s],
+      expect: "malformed_header",
+    },
+    {
+      name: "signature_hex_digest",
+      description: "A v1, entry must be base64, not hex.",
+      signatureHeader: () => `v1,${HEX64}`,
+      expect: "malformed_header",
+    },
+    {
+      name: "signature_herald_v1_form",
+      description: "A v1= entry (the herald-v1 form) has no version and comma.",
+      signatureHeader: (s) => s.replace("v1,", "v1="),
+      expect: "malformed_header",
+    },
+    {
+      name: "signature_well_formed_wrong",
+      description: "A well-formed v1, entry that matches nothing.",
+      signatureHeader: () => `v1,${B64_32}`,
+      expect: "signature_mismatch",
+    },
+    {
+      name: "tampered_body",
+      description: "The recipient in the body changed after signing.",
+      signedBody: BODY,
+      body: utf8(serializeEnvelope(ENVELOPE).replace("ada@example.com", "eve@example.com")),
+      expect: "signature_mismatch",
+    },
+    {
+      name: "tampered_id",
+      description: "webhook-id changed after signing: the id is part of what is signed.",
+      idHeader: `evt_${"0".repeat(32)}`,
+      expect: "signature_mismatch",
+    },
+    {
+      name: "tampered_timestamp",
+      description: "webhook-timestamp changed by one second after signing.",
+      timestampHeader: String(T + 1),
+      expect: "signature_mismatch",
+    },
+    {
+      name: "wrong_secret",
+      description: "Signed with a secret the receiver does not have.",
+      signWith: [SECRET_OTHER],
+      expect: "signature_mismatch",
+    },
+    {
+      name: "body_not_json",
+      description: "Valid signature over a body that is not JSON.",
+      body: utf8("not json"),
+      expect: "invalid_payload",
+    },
+  ];
+  return [
+    ...specs.map((spec) => ({ ...spec, name: `sw_${spec.name}`, scheme: SW })),
+    {
+      name: "sw_herald_v1_delivery",
+      description: "A herald-v1 delivery checked as standard-webhooks: no webhook-timestamp.",
+      scheme: "herald-v1",
+      verifyAs: SW,
+      expect: "missing_timestamp",
+    },
+    {
+      name: "herald_v1_check_of_sw_delivery",
+      description: "A standard-webhooks delivery checked as herald-v1: no X-Webhook-Timestamp.",
+      scheme: SW,
+      verifyAs: "herald-v1",
+      expect: "missing_timestamp",
+    },
+  ];
+}
 
 async function generateVectors(): Promise<Vector[]> {
   const specs: Spec[] = [
@@ -528,6 +744,7 @@ async function generateVectors(): Promise<Vector[]> {
       body: utf8(serializeEnvelope(ENVELOPE).replace('"data":{', '"data":{"score":NaN,')),
       expect: "invalid_payload",
     },
+    ...standardWebhooksSpecs(),
   ];
   return Promise.all(specs.map(vector));
 }
@@ -617,7 +834,9 @@ describe("clients/test-vectors.json", () => {
       malformed_header: "malformed_header",
       signature_mismatch: "signature_mismatch",
     };
-    const single = generated.filter((v) => Object.values(v.headers).every((h) => typeof h === "string"));
+    const single = generated.filter(
+      (v) => v.scheme === "herald-v1" && Object.values(v.headers).every((h) => typeof h === "string"),
+    );
     expect(single.length).toBeGreaterThan(50);
     for (const v of single) {
       const find = (name: string) =>
@@ -645,11 +864,55 @@ describe("verifyWebhook against every vector", () => {
           secrets: v.secrets,
           toleranceSeconds: v.tolerance,
           now: new Date(v.now * 1000),
+          scheme: v.scheme,
         }),
       );
       expect(result, `${v.name} with ${kind}`).toEqual(
         v.expect === "ok" ? { code: "ok", id: v.envelope_id } : { code: v.expect },
       );
+    }
+  });
+});
+
+/**
+ * The vectors whose outcome the Standard Webhooks specification's own libraries decide the same way:
+ * accepted, or refused for the signature or the time. (Malformed headers and payloads are refused by
+ * Herald's libraries on rules of their own; a tab between entries is HTTP whitespace to Herald but
+ * not to the specification's libraries, which split on a space only.)
+ */
+function comparableWithStandardLibraries(v: { name: string; scheme: string; expect: string }): boolean {
+  return (
+    v.scheme === "standard-webhooks" &&
+    ["ok", "signature_mismatch", "timestamp_out_of_tolerance", "missing_timestamp"].includes(v.expect) &&
+    v.name !== "sw_signature_tab_between"
+  );
+}
+
+describe("standard-webhooks vectors against the specification's own library (standardwebhooks on npm)", () => {
+  const comparable = generated.filter(comparableWithStandardLibraries);
+
+  it("has something to compare, accepted and refused", () => {
+    expect(comparable.filter((v) => v.expect === "ok").length).toBeGreaterThanOrEqual(8);
+    expect(comparable.filter((v) => v.expect !== "ok").length).toBeGreaterThanOrEqual(8);
+  });
+
+  it.each(comparable.map((v) => [v.name, v] as const))("%s", (_name, v) => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(v.now * 1000);
+      const body = new TextDecoder().decode(fromBase64(v.body_base64));
+      const headers = Object.fromEntries(Object.entries(v.headers).map(([k, h]) => [k, String(h)]));
+      const accepted = v.secrets.some((secret) => {
+        try {
+          new StandardWebhook(secret).verify(body, headers);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+      expect(accepted).toBe(v.expect === "ok");
+    } finally {
+      vi.useRealTimers();
     }
   });
 });

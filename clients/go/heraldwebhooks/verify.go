@@ -3,7 +3,10 @@
 // Verify checks, in this order: X-Webhook-Timestamp present, decimal unix seconds, within the
 // tolerance of now (past or future); X-Webhook-Signature well formed; one of its v1= entries
 // matches HMAC-SHA256("<timestamp>.<raw body>") under one of the secrets (constant time); the body
-// is a UTF-8 JSON envelope. Each failure wraps a distinct sentinel error for errors.Is. The shared
+// is a UTF-8 JSON envelope. WithScheme(SchemeStandardWebhooks) checks an endpoint in Standard
+// Webhooks mode instead: webhook-timestamp, webhook-id, and a "v1,<base64>" entry of
+// webhook-signature matching HMAC-SHA256("<id>.<timestamp>.<raw body>") keyed with the
+// base64-decoded part after whsec_. Each failure wraps a distinct sentinel error for errors.Is. The shared
 // vectors in clients/test-vectors.json pin this behaviour to the TypeScript and Python libraries.
 package heraldwebhooks
 
@@ -11,6 +14,7 @@ import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -27,6 +31,24 @@ const (
 	TimestampHeader = "X-Webhook-Timestamp"
 	SignatureHeader = "X-Webhook-Signature"
 	IDHeader        = "X-Webhook-Id"
+)
+
+// Scheme is an endpoint's signature_scheme.
+type Scheme string
+
+const (
+	// SchemeHeraldV1 is the default: X-Webhook-* headers, "v1=" + hex HMAC keyed with the whole secret string.
+	SchemeHeraldV1 Scheme = "herald-v1"
+	// SchemeStandardWebhooks is the Standard Webhooks specification's webhook-id, webhook-timestamp and
+	// webhook-signature ("v1," + base64 HMAC of "<id>.<timestamp>.<body>", keyed with the base64 after whsec_).
+	SchemeStandardWebhooks Scheme = "standard-webhooks"
+)
+
+// Header names of an endpoint in standard-webhooks mode.
+const (
+	StandardIDHeader        = "webhook-id"
+	StandardTimestampHeader = "webhook-timestamp"
+	StandardSignatureHeader = "webhook-signature"
 )
 
 // DefaultTolerance is how far the signing time may lie from now, in the past or the future.
@@ -75,6 +97,8 @@ type Envelope struct {
 }
 
 type config struct {
+	scheme       Scheme
+	keys         [][]byte
 	tolerance    time.Duration
 	now          func() time.Time
 	maxBodyBytes int64
@@ -104,6 +128,16 @@ func WithNow(now func() time.Time) Option {
 	}
 }
 
+// WithScheme sets the endpoint's signature_scheme (default SchemeHeraldV1).
+func WithScheme(s Scheme) Option {
+	return func(c *config) {
+		if s != SchemeHeraldV1 && s != SchemeStandardWebhooks {
+			c.err = errors.New(`heraldwebhooks: scheme must be "herald-v1" or "standard-webhooks"`)
+		}
+		c.scheme = s
+	}
+}
+
 // WithMaxBodyBytes caps the body Middleware reads (default 1 MiB); larger requests get 413.
 func WithMaxBodyBytes(n int64) Option {
 	return func(c *config) {
@@ -115,7 +149,7 @@ func WithMaxBodyBytes(n int64) Option {
 }
 
 func newConfig(secrets []string, opts []Option) (*config, error) {
-	c := &config{tolerance: DefaultTolerance, now: time.Now, maxBodyBytes: 1 << 20}
+	c := &config{scheme: SchemeHeraldV1, tolerance: DefaultTolerance, now: time.Now, maxBodyBytes: 1 << 20}
 	for _, o := range opts {
 		o(c)
 	}
@@ -129,8 +163,28 @@ func newConfig(secrets []string, opts []Option) (*config, error) {
 		if s == "" {
 			return nil, errors.New("heraldwebhooks: empty secret")
 		}
+		if c.scheme == SchemeStandardWebhooks {
+			key, err := standardKey(s)
+			if err != nil {
+				return nil, err
+			}
+			c.keys = append(c.keys, key)
+		} else {
+			c.keys = append(c.keys, []byte(s))
+		}
 	}
 	return c, nil
+}
+
+// standardKey is the Standard Webhooks key of a secret: the base64 after an optional whsec_, as the
+// specification's libraries read it.
+func standardKey(secret string) ([]byte, error) {
+	encoded := strings.TrimPrefix(secret, "whsec_")
+	key, err := base64.StdEncoding.Strict().DecodeString(encoded)
+	if err != nil || len(key) == 0 {
+		return nil, errors.New("heraldwebhooks: a standard-webhooks secret must be whsec_ followed by base64")
+	}
+	return key, nil
 }
 
 // Verify checks a delivery from its raw body, its headers and the endpoint secret(s) (whsec_...,
@@ -144,20 +198,24 @@ func Verify(body []byte, header http.Header, secrets []string, opts ...Option) (
 	return c.verify(body, header, secrets)
 }
 
-func (c *config) verify(body []byte, header http.Header, secrets []string) (*Envelope, error) {
-	timestamps := headerValues(header, TimestampHeader)
+func (c *config) verify(body []byte, header http.Header, _ []string) (*Envelope, error) {
+	timestampName, signatureName := TimestampHeader, SignatureHeader
+	if c.scheme == SchemeStandardWebhooks {
+		timestampName, signatureName = StandardTimestampHeader, StandardSignatureHeader
+	}
+	timestamps := headerValues(header, timestampName)
 	if len(timestamps) > 1 {
-		return nil, fmt.Errorf("%w: %s appears more than once", ErrMalformedHeader, TimestampHeader)
+		return nil, fmt.Errorf("%w: %s appears more than once", ErrMalformedHeader, timestampName)
 	}
 	timestamp := ""
 	if len(timestamps) == 1 {
 		timestamp = trimOWS(timestamps[0])
 	}
 	if timestamp == "" {
-		return nil, fmt.Errorf("%w: %s is missing", ErrMissingTimestamp, TimestampHeader)
+		return nil, fmt.Errorf("%w: %s is missing", ErrMissingTimestamp, timestampName)
 	}
 	if !isTimestamp(timestamp) {
-		return nil, fmt.Errorf("%w: %s is not unix seconds in decimal digits", ErrMalformedHeader, TimestampHeader)
+		return nil, fmt.Errorf("%w: %s is not unix seconds in decimal digits", ErrMalformedHeader, timestampName)
 	}
 	ts, _ := strconv.ParseInt(timestamp, 10, 64) // at most 12 digits: cannot fail
 	age := c.now().Unix() - ts
@@ -167,18 +225,40 @@ func (c *config) verify(body []byte, header http.Header, secrets []string) (*Env
 	// Whole seconds on both sides, so truncating the tolerance loses nothing.
 	if age > int64(c.tolerance/time.Second) {
 		return nil, fmt.Errorf("%w: %s is more than %s away from the current time",
-			ErrTimestampOutOfTolerance, TimestampHeader, c.tolerance)
+			ErrTimestampOutOfTolerance, timestampName, c.tolerance)
 	}
 
-	received, err := signatureEntries(headerValues(header, SignatureHeader))
+	var received [][]byte
+	var prefix string
+	var err error
+	if c.scheme == SchemeStandardWebhooks {
+		ids := headerValues(header, StandardIDHeader)
+		if len(ids) > 1 {
+			return nil, fmt.Errorf("%w: %s appears more than once", ErrMalformedHeader, StandardIDHeader)
+		}
+		id := ""
+		if len(ids) == 1 {
+			id = trimOWS(ids[0])
+		}
+		if id == "" {
+			return nil, fmt.Errorf("%w: %s is missing", ErrMalformedHeader, StandardIDHeader)
+		}
+		if strings.ContainsAny(id, " \t\r\n,") {
+			return nil, fmt.Errorf("%w: %s is not one id", ErrMalformedHeader, StandardIDHeader)
+		}
+		received, err = standardEntries(headerValues(header, signatureName))
+		prefix = id + "." + timestamp + "."
+	} else {
+		received, err = signatureEntries(headerValues(header, signatureName))
+		prefix = timestamp + "."
+	}
 	if err != nil {
 		return nil, err
 	}
 	matched := 0
-	for _, secret := range secrets {
-		mac := hmac.New(sha256.New, []byte(secret))
-		mac.Write([]byte(timestamp))
-		mac.Write([]byte{'.'})
+	for _, key := range c.keys {
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte(prefix))
 		mac.Write(body)
 		expected := mac.Sum(nil)
 		// Every comparison runs, so timing reveals neither which secret nor which entry matched.
@@ -192,6 +272,39 @@ func (c *config) verify(body []byte, header http.Header, secrets []string) (*Env
 		return nil, fmt.Errorf("%w: no signature matches the body under the given secrets", ErrSignatureMismatch)
 	}
 	return parseEnvelope(body)
+}
+
+// standardEntries returns the v1 signatures of webhook-signature; entries of another version (v1a,
+// later ones) are skipped, as the specification asks.
+func standardEntries(values []string) ([][]byte, error) {
+	if len(values) > 1 {
+		return nil, fmt.Errorf("%w: %s appears more than once", ErrMalformedHeader, StandardSignatureHeader)
+	}
+	text := ""
+	if len(values) == 1 {
+		text = trimOWS(values[0])
+	}
+	if text == "" {
+		return nil, fmt.Errorf("%w: %s is missing or empty", ErrMalformedHeader, StandardSignatureHeader)
+	}
+	var out [][]byte
+	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == ' ' || r == '\t' }) {
+		version, sig, ok := strings.Cut(f, ",")
+		if !ok || version == "" {
+			return nil, fmt.Errorf("%w: %s holds an entry that is not <version>,<signature>",
+				ErrMalformedHeader, StandardSignatureHeader)
+		}
+		if version != "v1" {
+			continue
+		}
+		raw, err := base64.StdEncoding.Strict().DecodeString(sig)
+		if err != nil || len(raw) != sha256.Size || len(sig) != 44 {
+			return nil, fmt.Errorf("%w: %s holds a v1 entry that is not base64 of 32 bytes",
+				ErrMalformedHeader, StandardSignatureHeader)
+		}
+		out = append(out, raw)
+	}
+	return out, nil
 }
 
 // headerValues finds a header whatever the case of its key, even in an http.Header built by hand.

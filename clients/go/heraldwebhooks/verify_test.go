@@ -32,6 +32,7 @@ func (h *headerValue) UnmarshalJSON(b []byte) error {
 
 type vector struct {
 	Name       string                 `json:"name"`
+	Scheme     Scheme                 `json:"scheme"`
 	BodyBase64 string                 `json:"body_base64"`
 	Headers    map[string]headerValue `json:"headers"`
 	Secrets    []string               `json:"secrets"`
@@ -93,6 +94,7 @@ func (v vector) options() []Option {
 	return []Option{
 		WithTolerance(time.Duration(v.Tolerance) * time.Second),
 		WithNow(func() time.Time { return time.Unix(v.Now, 0) }),
+		WithScheme(v.Scheme),
 	}
 }
 
@@ -180,9 +182,40 @@ func TestDefaultClockAndTolerance(t *testing.T) {
 	}
 }
 
+func TestStandardWebhooksScheme(t *testing.T) {
+	v := findVector(t, "sw_valid")
+	if v.Scheme != SchemeStandardWebhooks {
+		t.Fatalf("scheme %q", v.Scheme)
+	}
+	body := v.body(t)
+	key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(v.Secrets[0], "whsec_"))
+	ts := time.Now().Unix()
+	mac := hmac.New(sha256.New, key)
+	fmt.Fprintf(mac, "%s.%d.", v.EnvelopeID, ts)
+	mac.Write(body)
+	h := http.Header{}
+	h.Set(StandardIDHeader, v.EnvelopeID)
+	h.Set(StandardTimestampHeader, strconv.FormatInt(ts, 10))
+	h.Set(StandardSignatureHeader, "v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	if _, err := Verify(body, h, v.Secrets, WithScheme(SchemeStandardWebhooks)); err != nil {
+		t.Fatalf("fresh standard-webhooks delivery: %v", err)
+	}
+	if _, err := Verify(body, h, v.Secrets); !errors.Is(err, ErrMissingTimestamp) {
+		t.Fatalf("checked as herald-v1: %v", err)
+	}
+}
+
 func TestBadArgumentsAreNotVerificationFailures(t *testing.T) {
 	v := findVector(t, "valid")
 	for name, call := range map[string]func() error{
+		"unknown scheme": func() error {
+			_, err := Verify(v.body(t), http.Header{}, v.Secrets, WithScheme("herald-v2"))
+			return err
+		},
+		"secret not base64": func() error {
+			_, err := Verify(v.body(t), http.Header{}, []string{"whsec_not base64!"}, WithScheme(SchemeStandardWebhooks))
+			return err
+		},
 		"no secrets":         func() error { _, err := Verify(v.body(t), http.Header{}, nil); return err },
 		"empty secret":       func() error { _, err := Verify(v.body(t), http.Header{}, []string{""}); return err },
 		"negative tolerance": func() error { _, err := Verify(nil, nil, v.Secrets, WithTolerance(-time.Second)); return err },

@@ -6,6 +6,8 @@ TypeScript and Go libraries: same checks, same order, same error codes.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import json
@@ -16,8 +18,10 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 __all__ = [
     "DEFAULT_TOLERANCE",
+    "HERALD_V1",
     "ID_HEADER",
     "SIGNATURE_HEADER",
+    "STANDARD_WEBHOOKS",
     "TIMESTAMP_HEADER",
     "InvalidPayloadError",
     "MalformedHeaderError",
@@ -38,6 +42,18 @@ SIGNATURE_HEADER = "X-Webhook-Signature"
 ID_HEADER = "X-Webhook-Id"
 #: Seconds the signing time may lie from the receiver's clock, in the past or the future.
 DEFAULT_TOLERANCE = 300
+
+#: The endpoint's ``signature_scheme``: X-Webhook-* headers, ``v1=`` + hex HMAC of "<timestamp>.<body>"
+#: keyed with the whole secret string (the default).
+HERALD_V1 = "herald-v1"
+#: Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature, ``v1,`` + base64 HMAC of
+#: "<id>.<timestamp>.<body>" keyed with the base64-decoded part after ``whsec_``.
+STANDARD_WEBHOOKS = "standard-webhooks"
+
+_SW_ENTRY = re.compile(r"([^,\s]+),(\S*)")
+_SW_V1 = re.compile(r"[A-Za-z0-9+/]{43}=")
+_SW_ID = re.compile(r"[^\s,]+")
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 _TIMESTAMP = re.compile(r"[0-9]{1,12}")
 _SIGNATURE_ENTRY = re.compile(r"v1=[0-9a-f]{64}")
@@ -89,6 +105,7 @@ def verify(
     secrets: Union[str, Sequence[str]],
     tolerance: float = DEFAULT_TOLERANCE,
     now: Optional[float] = None,
+    scheme: str = HERALD_V1,
 ) -> Dict[str, Any]:
     """Verify a delivery and return its envelope as a dict.
 
@@ -96,12 +113,18 @@ def verify(
     header names (matched case-insensitively) to values; ``items()`` may yield a name more than
     once, as multi-dicts do. ``secrets`` is the endpoint secret (``whsec_...`` as handed out) or
     several while rotating. ``tolerance`` is in seconds; ``now`` is unix seconds (default
-    ``time.time()``).
+    ``time.time()``). ``scheme`` is the endpoint's ``signature_scheme``: ``HERALD_V1`` (default) or
+    ``STANDARD_WEBHOOKS``.
 
     Raises a ``WebhookVerificationError`` subclass when the delivery fails a check, ``TypeError``
     or ``ValueError`` when the arguments themselves are wrong.
     """
+    if scheme not in (HERALD_V1, STANDARD_WEBHOOKS):
+        raise ValueError('scheme must be "herald-v1" or "standard-webhooks"')
     secret_list = _secret_list(secrets)
+    keys = [_standard_key(s) for s in secret_list] if scheme == STANDARD_WEBHOOKS else [
+        s.encode("utf-8") for s in secret_list
+    ]
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (
         math.isfinite(tolerance) and tolerance >= 0
     ):
@@ -110,25 +133,41 @@ def verify(
     if not isinstance(body, (bytes, bytearray, memoryview)):
         raise TypeError("body must be the raw request body as bytes, not decoded text or parsed JSON")
     raw = bytes(body)
+    if scheme == STANDARD_WEBHOOKS:
+        timestamp_name, signature_name = "webhook-timestamp", "webhook-signature"
+    else:
+        timestamp_name, signature_name = TIMESTAMP_HEADER, SIGNATURE_HEADER
 
-    timestamps = _header_values(headers, TIMESTAMP_HEADER)
+    timestamps = _header_values(headers, timestamp_name)
     if len(timestamps) > 1:
-        raise MalformedHeaderError("X-Webhook-Timestamp appears more than once")
+        raise MalformedHeaderError(f"{timestamp_name} appears more than once")
     timestamp = timestamps[0].strip(_OWS) if timestamps else ""
     if timestamp == "":
-        raise MissingTimestampError("X-Webhook-Timestamp is missing")
+        raise MissingTimestampError(f"{timestamp_name} is missing")
     if not _TIMESTAMP.fullmatch(timestamp):
-        raise MalformedHeaderError("X-Webhook-Timestamp is not unix seconds in decimal digits")
+        raise MalformedHeaderError(f"{timestamp_name} is not unix seconds in decimal digits")
     if abs(now_seconds - int(timestamp)) > tolerance:
         raise TimestampOutOfToleranceError(
-            f"X-Webhook-Timestamp is more than {tolerance} seconds away from the current time"
+            f"{timestamp_name} is more than {tolerance} seconds away from the current time"
         )
 
-    received = _signature_entries(_header_values(headers, SIGNATURE_HEADER))
-    message = timestamp.encode("ascii") + b"." + raw
+    if scheme == STANDARD_WEBHOOKS:
+        ids = _header_values(headers, "webhook-id")
+        if len(ids) > 1:
+            raise MalformedHeaderError("webhook-id appears more than once")
+        msg_id = ids[0].strip(_OWS) if ids else ""
+        if msg_id == "":
+            raise MalformedHeaderError("webhook-id is missing")
+        if not _SW_ID.fullmatch(msg_id):
+            raise MalformedHeaderError("webhook-id is not one id")
+        received = _standard_entries(_header_values(headers, signature_name))
+        message = f"{msg_id}.{timestamp}.".encode("utf-8") + raw
+    else:
+        received = _signature_entries(_header_values(headers, signature_name))
+        message = timestamp.encode("ascii") + b"." + raw
     matched = False
-    for secret in secret_list:
-        expected = hmac.new(secret.encode("utf-8"), message, hashlib.sha256).digest()
+    for key in keys:
+        expected = hmac.new(key, message, hashlib.sha256).digest()
         # Every comparison runs, so timing reveals neither which secret nor which entry matched.
         for entry in received:
             matched = hmac.compare_digest(expected, entry) or matched
@@ -136,6 +175,40 @@ def verify(
         raise SignatureMismatchError("no signature matches the body under the given secrets")
 
     return _parse_envelope(raw)
+
+
+def _standard_key(secret: str) -> bytes:
+    """The Standard Webhooks key: the base64 after an optional ``whsec_``, as the specification's libraries read it."""
+    encoded = secret[len("whsec_"):] if secret.startswith("whsec_") else secret
+    key = b""
+    if _BASE64.fullmatch(encoded) and len(encoded) % 4 == 0:
+        try:
+            key = base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError):
+            key = b""
+    if not key:
+        raise ValueError("a standard-webhooks secret must be whsec_ followed by base64")
+    return key
+
+
+def _standard_entries(values: List[str]) -> List[bytes]:
+    """The v1 signatures of webhook-signature; entries of another version (v1a, later ones) are skipped."""
+    if len(values) > 1:
+        raise MalformedHeaderError("webhook-signature appears more than once")
+    text = values[0].strip(_OWS) if values else ""
+    if text == "":
+        raise MalformedHeaderError("webhook-signature is missing or empty")
+    entries = []
+    for entry in _OWS_RUN.split(text):
+        m = _SW_ENTRY.fullmatch(entry)
+        if not m:
+            raise MalformedHeaderError("webhook-signature holds an entry that is not <version>,<signature>")
+        if m.group(1) != "v1":
+            continue
+        if not _SW_V1.fullmatch(m.group(2)):
+            raise MalformedHeaderError("webhook-signature holds a v1 entry that is not base64 of 32 bytes")
+        entries.append(base64.b64decode(m.group(2)))
+    return entries
 
 
 def _secret_list(secrets: Union[str, Sequence[str]]) -> List[str]:

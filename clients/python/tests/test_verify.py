@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Tuple
 
@@ -72,6 +73,69 @@ def header_variants(headers: Dict[str, Any]) -> Dict[str, Mapping[str, Any]]:
 def test_vectors_are_loaded() -> None:
     assert len(VECTORS) > 50
     assert {v["expect"] for v in VECTORS} == {"ok", *ERRORS}
+    assert {v["scheme"] for v in VECTORS} == {hw.HERALD_V1, hw.STANDARD_WEBHOOKS}
+    sw = [v for v in VECTORS if v["scheme"] == hw.STANDARD_WEBHOOKS]
+    assert len(sw) > 25
+    assert {v["expect"] for v in sw} == {"ok", *ERRORS}
+
+
+def _comparable_with_standard_libraries(v: Dict[str, Any]) -> bool:
+    # Accepted, or refused for the signature or the time: what the specification's libraries decide too.
+    # (A tab between entries is HTTP whitespace to Herald, not to them: they split on a space only.)
+    return (
+        v["scheme"] == hw.STANDARD_WEBHOOKS
+        and v["expect"] in ("ok", "signature_mismatch", "timestamp_out_of_tolerance", "missing_timestamp")
+        and v["name"] != "sw_signature_tab_between"
+    )
+
+
+STANDARD_COMPARABLE = [v for v in VECTORS if _comparable_with_standard_libraries(v)]
+
+
+def test_standard_library_comparison_covers_both_outcomes() -> None:
+    assert sum(v["expect"] == "ok" for v in STANDARD_COMPARABLE) >= 8
+    assert sum(v["expect"] != "ok" for v in STANDARD_COMPARABLE) >= 8
+
+
+@pytest.mark.parametrize("vector", STANDARD_COMPARABLE, ids=[v["name"] for v in STANDARD_COMPARABLE])
+def test_standard_webhooks_library_agrees(vector: Dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Standard Webhooks specification's own Python library (standardwebhooks on PyPI) as the judge."""
+    import standardwebhooks.webhooks as sw
+
+    fixed = datetime.fromtimestamp(vector["now"], tz=timezone.utc)
+
+    class FrozenDatetime(datetime):
+        @classmethod
+        def now(cls, tz=None):  # type: ignore[override]
+            return fixed if tz is None else fixed.astimezone(tz)
+
+    monkeypatch.setattr(sw, "datetime", FrozenDatetime)
+    body = base64.b64decode(vector["body_base64"])
+    headers = {k: (v if isinstance(v, str) else ", ".join(v)) for k, v in vector["headers"].items()}
+    accepted = False
+    for secret in vector["secrets"]:
+        try:
+            sw.Webhook(secret).verify(body, headers)
+            accepted = True
+        except sw.WebhookVerificationError:
+            pass
+    assert accepted == (vector["expect"] == "ok")
+
+
+def test_standard_webhooks_delivery_signed_by_the_library_verifies_here() -> None:
+    import standardwebhooks.webhooks as sw
+
+    ts = int(time.time())
+    msg_id = VALID["envelope_id"]
+    signature = sw.Webhook(SECRET).sign(msg_id, datetime.fromtimestamp(ts, tz=timezone.utc), BODY.decode())
+    headers = {"webhook-id": msg_id, "webhook-timestamp": str(ts), "webhook-signature": signature}
+    assert verify(BODY, headers, SECRET, scheme=hw.STANDARD_WEBHOOKS)["id"] == msg_id
+    with pytest.raises(MissingTimestampError):
+        verify(BODY, headers, SECRET)
+    with pytest.raises(ValueError):
+        verify(BODY, headers, SECRET, scheme="herald-v2")
+    with pytest.raises(ValueError):
+        verify(BODY, headers, "whsec_not base64!", scheme=hw.STANDARD_WEBHOOKS)
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v["name"] for v in VECTORS])
@@ -79,7 +143,12 @@ def test_vector(vector: Dict[str, Any]) -> None:
     body = base64.b64decode(vector["body_base64"])
     for kind, headers in header_variants(vector["headers"]).items():
         call = lambda: verify(  # noqa: E731
-            body, headers, vector["secrets"], tolerance=vector["tolerance"], now=vector["now"]
+            body,
+            headers,
+            vector["secrets"],
+            tolerance=vector["tolerance"],
+            now=vector["now"],
+            scheme=vector["scheme"],
         )
         if vector["expect"] == "ok":
             envelope = call()

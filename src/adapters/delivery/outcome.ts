@@ -1,39 +1,34 @@
 import type { DeliveryRequest } from "../../app/ports/sending.ts";
 import { parseRetryAfter } from "../../domain/backoff.ts";
 import { type DeliveryError, RESPONSE_BODY_LIMIT, type SendOutcome } from "../../domain/delivery.ts";
-import { signatureHeader } from "../../domain/signing.ts";
+import type { HmacSha256 } from "../../domain/hmac.ts";
+import { type HeaderPairs, signedHeaders } from "../../domain/signature-scheme.ts";
 import { classifyFailure } from "./classify.ts";
 import type { DeadlineQueue } from "./deadlines.ts";
 
-/** Computes the X-Webhook-Signature value; the domain's Web Crypto signer unless a runtime offers a faster one. */
-export type SignatureFn = (
-  secrets: readonly string[],
-  timestamp: number,
-  body: string,
-) => string | Promise<string>;
-
-/** The five headers every delivery carries, and nothing else of ours. */
+/**
+ * The headers of a delivery: Content-Type and User-Agent, the scheme's id, timestamp and signature
+ * (`signed`), then the endpoint's custom headers (whose names never collide with ours: they are
+ * refused when registered).
+ */
 export function deliveryHeaderFields(
   req: DeliveryRequest,
   userAgent: string,
-  signature: string,
+  signed: HeaderPairs,
 ): Record<string, string> {
-  return {
-    "Content-Type": "application/json",
-    "User-Agent": userAgent,
-    "X-Webhook-Id": req.eventId,
-    "X-Webhook-Timestamp": String(req.timestamp),
-    "X-Webhook-Signature": signature,
-  };
+  const fields: Record<string, string> = { "Content-Type": "application/json", "User-Agent": userAgent };
+  for (const [name, value] of signed) fields[name] = value;
+  for (const [name, value] of req.headers) fields[name] = value;
+  return fields;
 }
 
-/** The same, signed by `signHeader` (the domain's Web Crypto signer unless a runtime offers a faster one). */
+/** The same, signed by `hmac` (the domain's Web Crypto one unless a runtime offers a faster one). */
 export async function deliveryHeaders(
   req: DeliveryRequest,
   userAgent: string,
-  signHeader: SignatureFn = signatureHeader,
+  hmac?: HmacSha256,
 ): Promise<Record<string, string>> {
-  return deliveryHeaderFields(req, userAgent, await signHeader(req.secrets, req.timestamp, req.body));
+  return deliveryHeaderFields(req, userAgent, await signedHeaders(req, hmac));
 }
 
 /**

@@ -3,11 +3,12 @@ import type { LookupFunction } from "node:net";
 import { Agent, type Dispatcher } from "undici";
 import type { DeliveryRequest, Sender } from "../../app/ports/sending.ts";
 import type { SendOutcome } from "../../domain/delivery.ts";
+import { signedHeaders } from "../../domain/signature-scheme.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
 import { classifyFailure } from "./classify.ts";
 import { DeadlineQueue } from "./deadlines.ts";
 import { createGuardedLookup, type Resolve, systemResolve } from "./guarded-lookup.ts";
-import { nodeSignatureHeader } from "./node-signer.ts";
+import { nodeHmac } from "./node-hmac.ts";
 import {
   BodyPrefix,
   deliveryHeaderFields,
@@ -96,8 +97,7 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
     const start = performance.now();
     const t = target(req.url);
     if (t.refused) return Promise.resolve(failureOutcome(t.refused, elapsed(start)));
-    const signature = nodeSignatureHeader(req.secrets, req.timestamp, req.body);
-    const headers = deliveryHeaderFields(req, options.userAgent, signature);
+    const headers = deliveryHeaderFields(req, options.userAgent, signedHeaders(req, nodeHmac));
     return new Promise((done) => {
       const exchange = new Exchange(start, done);
       exchange.deadline = deadlines.watch(() => exchange.timeout());

@@ -5,12 +5,13 @@ import type { EventType } from "../../domain/event-catalog.ts";
 import { copy, inScope } from "./copies.ts";
 import { pageOf } from "./paging.ts";
 
-// An endpoint's only nested parts are its event list and its secrets; copying those by hand is what
+// An endpoint's only nested parts are its event list, its secrets and its headers; copying those by hand is what
 // structuredClone would do, without its cost on every publish (subscribers) and every claim.
 const endpointCopy = (e: Endpoint): Endpoint => ({
   ...e,
   events: [...e.events],
   secrets: e.secrets.map((s) => ({ ...s })),
+  headers: e.headers.map((h) => ({ ...h })),
 });
 
 export class MemoryEndpoints implements EndpointRepository {

@@ -1,12 +1,18 @@
 import type { DeliveryError, DeliveryStatus, DeliveryTrigger } from "../../domain/delivery.ts";
 import type { DisabledReason } from "../../domain/endpoint.ts";
 import type { EventType } from "../../domain/event-catalog.ts";
+import type { SignatureScheme } from "../../domain/signature-scheme.ts";
 
 // Stored shapes: snake_case fields, `_id` is the domain id, times are BSON dates.
 
 export interface SecretDoc {
   sealed: string;
   expires_at: Date | null;
+}
+
+export interface HeaderDoc {
+  name: string;
+  sealed: string;
 }
 
 export interface EndpointDoc {
@@ -22,6 +28,9 @@ export interface EndpointDoc {
   created_at: Date;
   updated_at: Date;
   failing_since: Date | null;
+  // Absent on endpoints written before custom headers and signature schemes: none, herald-v1.
+  headers?: HeaderDoc[];
+  signature_scheme?: SignatureScheme;
 }
 
 export interface EventDoc {

@@ -2,12 +2,23 @@ import type { EndpointPatch } from "../../app/ports/endpoints.ts";
 import type { StoredEvent } from "../../app/ports/events.ts";
 import type { IdempotencyRecord, TokenRecord } from "../../app/ports/tokens.ts";
 import type { Delivery } from "../../domain/delivery.ts";
-import type { Endpoint, StoredSecret } from "../../domain/endpoint.ts";
+import type { Endpoint, StoredHeader, StoredSecret } from "../../domain/endpoint.ts";
 import { shardOf } from "../../domain/shards.ts";
-import type { DeliveryDoc, EndpointDoc, EventDoc, IdempotencyDoc, SecretDoc, TokenDoc } from "./documents.ts";
+import { DEFAULT_SIGNATURE_SCHEME } from "../../domain/signature-scheme.ts";
+import type {
+  DeliveryDoc,
+  EndpointDoc,
+  EventDoc,
+  HeaderDoc,
+  IdempotencyDoc,
+  SecretDoc,
+  TokenDoc,
+} from "./documents.ts";
 
 const secretToDoc = (s: StoredSecret): SecretDoc => ({ sealed: s.sealed, expires_at: s.expiresAt });
 const secretFromDoc = (s: SecretDoc): StoredSecret => ({ sealed: s.sealed, expiresAt: s.expires_at });
+const headerToDoc = (h: StoredHeader): HeaderDoc => ({ name: h.name, sealed: h.sealed });
+const headerFromDoc = (h: HeaderDoc): StoredHeader => ({ name: h.name, sealed: h.sealed });
 
 export function endpointToDoc(e: Endpoint): EndpointDoc {
   return {
@@ -23,6 +34,8 @@ export function endpointToDoc(e: Endpoint): EndpointDoc {
     created_at: e.createdAt,
     updated_at: e.updatedAt,
     failing_since: e.failingSince,
+    headers: e.headers.map(headerToDoc),
+    signature_scheme: e.signatureScheme,
   };
 }
 
@@ -40,6 +53,8 @@ export function endpointFromDoc(d: EndpointDoc): Endpoint {
     createdAt: d.created_at,
     updatedAt: d.updated_at,
     failingSince: d.failing_since,
+    headers: (d.headers ?? []).map(headerFromDoc),
+    signatureScheme: d.signature_scheme ?? DEFAULT_SIGNATURE_SCHEME,
   };
 }
 
@@ -53,6 +68,8 @@ export function endpointPatchToSet(p: EndpointPatch): Partial<EndpointDoc> {
   if (p.disabledReason !== undefined) set.disabled_reason = p.disabledReason;
   if (p.secrets !== undefined) set.secrets = p.secrets.map(secretToDoc);
   if (p.failingSince !== undefined) set.failing_since = p.failingSince;
+  if (p.headers !== undefined) set.headers = p.headers.map(headerToDoc);
+  if (p.signatureScheme !== undefined) set.signature_scheme = p.signatureScheme;
   return set;
 }
 

@@ -24,10 +24,10 @@ export function finishedWithoutSend(d: Delivery, status: "cancelled" | "skipped"
 }
 
 /**
- * Stage 3, prepare: reads the claimed deliveries' endpoints (every time: a disable or a rotation
- * counts at once) and events (kept: an event never changes), opens the endpoints' secrets (kept: a
- * sealed secret always opens to the same text). Headers and the signature are made by the sender from
- * these secrets and the event's bytes.
+ * Stage 3, prepare: reads the claimed deliveries' endpoints (every time: a disable, a rotation or a
+ * header change counts at once) and events (kept: an event never changes), opens the endpoints'
+ * secrets and custom header values (kept: a sealed text always opens to the same text). Headers and
+ * the signature are made by the sender from these, the endpoint's scheme and the event's bytes.
  */
 export function preparer(deps: { repos: Repositories; cipher: SecretCipher; clock: Clock }) {
   const events = new Map<string, StoredEvent>();
@@ -74,7 +74,10 @@ export function preparer(deps: { repos: Repositories; cipher: SecretCipher; cloc
         const sealed = activeSecrets(endpoint.secrets, now).map((s) => s.sealed);
         const cached = sealed.map((s) => secrets.get(s));
         const plain = cached.every((x) => x !== undefined) ? cached : await Promise.all(sealed.map(open));
-        ready.push({ delivery, event, endpoint, secrets: plain });
+        const headers: [string, string][] = [];
+        for (const h of endpoint.headers)
+          headers.push([h.name, secrets.get(h.sealed) ?? (await open(h.sealed))]);
+        ready.push({ delivery, event, endpoint, secrets: plain, headers });
       }
     }
     return { ready, finished };

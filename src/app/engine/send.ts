@@ -17,6 +17,8 @@ export async function sendPrepared(
       eventId: p.event.id,
       secrets: p.secrets,
       timestamp: unixSeconds(attemptedAt),
+      scheme: p.endpoint.signatureScheme,
+      headers: p.headers,
     });
     // Built field by field: one fixed shape on the hot path.
     return {
@@ -24,6 +26,7 @@ export async function sendPrepared(
       event: p.event,
       endpoint: p.endpoint,
       secrets: p.secrets,
+      headers: p.headers,
       attemptedAt,
       outcome,
     };

@@ -9,13 +9,15 @@ export interface Claimed {
   delivery: Delivery;
 }
 
-/** A delivery ready to go: its event's bytes, its endpoint, the endpoint's open secrets (prepare → send). */
+/** A delivery ready to go: its event's bytes, its endpoint, its open secrets and headers (prepare → send). */
 export interface Prepared {
   delivery: Delivery;
   event: StoredEvent;
   endpoint: Endpoint;
   /** Plain secrets, newest first. */
   secrets: string[];
+  /** The endpoint's custom headers with their plain values. */
+  headers: [string, string][];
 }
 
 /** A delivery that was sent, with what came back (send → decide). */

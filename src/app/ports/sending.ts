@@ -1,5 +1,6 @@
 // What the delivery engine needs from the outside: a sender, a wake-up signal, metrics.
 import type { SendOutcome } from "../../domain/delivery.ts";
+import type { SignatureScheme } from "../../domain/signature-scheme.ts";
 
 /** Wakes the local dispatcher at once (publish, manual retry). */
 export interface DispatchSignal {
@@ -11,12 +12,16 @@ export interface DeliveryRequest {
   url: string;
   /** The envelope exactly as serialised when the event was accepted; every attempt sends these bytes. */
   body: string;
-  /** The event id, sent as X-Webhook-Id. */
+  /** The event id, sent as X-Webhook-Id (webhook-id). */
   eventId: string;
   /** Plain endpoint secrets, newest first; two during a rotation grace period (one signature each). */
   secrets: string[];
-  /** Unix seconds, sent as X-Webhook-Timestamp and signed. */
+  /** Unix seconds, sent as X-Webhook-Timestamp (webhook-timestamp) and signed. */
   timestamp: number;
+  /** Which headers carry the id, timestamp and signatures, and how they are signed. */
+  scheme: SignatureScheme;
+  /** The endpoint's custom headers, names and plain values; never logged. */
+  headers: readonly (readonly [string, string])[];
 }
 
 /**

@@ -39,7 +39,9 @@ export const WEBHOOK_KEYS = [
   "disabled_reason",
   "enabled",
   "events",
+  "headers",
   "id",
+  "signature_scheme",
   "updated_at",
   "url",
 ];

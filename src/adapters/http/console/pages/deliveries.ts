@@ -1,5 +1,6 @@
 import { html } from "hono/html";
 import type { SentRequest } from "../../../../app/console-insights.ts";
+import { HEADER_VALUE_MASK } from "../../../../domain/custom-headers.ts";
 import { DELIVERY_STATUSES, type Delivery } from "../../../../domain/delivery.ts";
 import type { Endpoint } from "../../../../domain/endpoint.ts";
 import { EVENT_TYPES } from "../../../../domain/event-catalog.ts";
@@ -82,7 +83,7 @@ export function deliveryDetailPage(
     ? html`<pre class="code" tabindex="0" aria-label="Request">POST ${sent.url}
 ${sent.headers.map(([k, v]) => `${k}: ${v}\n`)}
 ${prettyJson(sent.body)}</pre>
-<p class="muted small">The signature is recomputed from the stored body with the endpoint's secrets active at the attempt; the secrets themselves are never shown.</p>`
+<p class="muted small">The signature is recomputed from the stored body under the endpoint's signature scheme, with its secrets active at the attempt; the secrets themselves are never shown, nor are custom header values (${HEADER_VALUE_MASK}). Scheme and custom headers are the endpoint's current ones.</p>`
     : html`<p class="muted">${d.attemptedAt ? "The event or endpoint is no longer retained." : "Not sent yet."}</p>`;
   return html`<div class="head"><h1>Delivery attempt ${d.attempt}</h1>
 <form method="post" action="${base}/deliveries/${d.id}/retry">${csrfField(csrf)}<button type="submit">Retry now</button></form></div>

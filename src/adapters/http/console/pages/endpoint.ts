@@ -1,4 +1,5 @@
 import { html } from "hono/html";
+import { HEADER_VALUE_MASK } from "../../../../domain/custom-headers.ts";
 import type { Endpoint } from "../../../../domain/endpoint.ts";
 import { EVENT_TYPES, type EventType } from "../../../../domain/event-catalog.ts";
 import { csrfField, type Html, time } from "../view.ts";
@@ -34,7 +35,7 @@ ${eventChoices(values?.events ?? [])}
 export function secretPage(base: string, e: Endpoint, secret: string, rotated: boolean): Html {
   return html`<h1>${rotated ? "New signing secret" : "Endpoint created"}</h1>
 <p>${rotated ? "The secret was rotated." : html`Herald will send ${e.events.join(", ")} to <strong>${e.url}</strong>.`}
-Copy the signing secret now: <strong>it is shown only this once</strong>. Your receiver uses it to verify the <code>X-Webhook-Signature</code> header.</p>
+Copy the signing secret now: <strong>it is shown only this once</strong>. Your receiver uses it to verify the <code>${e.signatureScheme === "standard-webhooks" ? "webhook-signature" : "X-Webhook-Signature"}</code> header.</p>
 <div class="secret"><code id="secret">${secret}</code> <button type="button" data-copy="secret">Copy</button></div>
 <p><a class="button" href="${base}/endpoints/${e.id}">Continue to the endpoint</a></p>`;
 }
@@ -47,6 +48,13 @@ export function endpointPage(base: string, csrf: string, e: Endpoint): Html {
 <dt>URL</dt><dd><code>${e.url}</code></dd>
 <dt>Id</dt><dd><code>${e.id}</code></dd>
 <dt>State</dt><dd>${e.enabled ? "enabled" : html`<strong>disabled</strong> (${e.disabledReason ?? "manual"})`}</dd>
+<dt>Signature scheme</dt><dd><code>${e.signatureScheme}</code> <span class="muted small">(${e.signatureScheme === "standard-webhooks" ? "webhook-id, webhook-timestamp, webhook-signature" : "X-Webhook-Id, X-Webhook-Timestamp, X-Webhook-Signature"})</span></dd>
+<dt>Custom headers</dt><dd>${
+    e.headers.length === 0
+      ? "none"
+      : html`${e.headers.map((h) => html`<code>${h.name}: ${HEADER_VALUE_MASK}</code><br />`)}
+<span class="muted small">Values are encrypted at rest and never shown.</span>`
+  }</dd>
 <dt>Failure streak</dt><dd>${e.failingSince ? html`failing since ${time(e.failingSince)}` : "none"}</dd>
 <dt>Created</dt><dd>${time(e.createdAt)}</dd>
 <dt>Updated</dt><dd>${time(e.updatedAt)}</dd>

@@ -13,7 +13,7 @@ export const route = createRoute({
   tags: ["Webhooks"],
   summary: "Register an endpoint",
   description:
-    "Registers an HTTPS endpoint for the listed event types. The secret is shown only in this answer.",
+    "Registers an HTTPS endpoint for the listed event types, with optional custom headers and a signature scheme. The secret is shown only in this answer; custom header values are never shown (masked).",
   security: BEARER_AUTH,
   middleware: jsonBody,
   request: {
@@ -31,9 +31,9 @@ export const route = createRoute({
 
 export function register(app: HttpApp, deps: HttpDeps): void {
   app.openapi(route, async (c) => {
-    const body = c.req.valid("json");
+    const { signature_scheme, ...body } = c.req.valid("json");
     const { endpoint, secret } = await deps.endpoints
-      .create(c.var.scope, body)
+      .create(c.var.scope, { ...body, signatureScheme: signature_scheme })
       .catch((e: unknown) => Promise.reject(withIssuePrefix(e, "body")));
     c.header("Location", `/api/v1/webhooks/${endpoint.id}`);
     return c.json({ ...presentWebhook(endpoint), secret }, 201);

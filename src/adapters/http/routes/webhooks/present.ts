@@ -1,8 +1,9 @@
+import { maskedHeaders } from "../../../../domain/custom-headers.ts";
 import type { Endpoint } from "../../../../domain/endpoint.ts";
 import { isoMillis, isoSeconds } from "../../../../domain/time.ts";
 import type { WebhookJson } from "./schema.ts";
 
-/** The public JSON of an endpoint: never its sealed secrets. */
+/** The public JSON of an endpoint: never its secrets, never its custom header values (masked). */
 export function presentWebhook(e: Endpoint): WebhookJson {
   return {
     id: e.id,
@@ -13,5 +14,7 @@ export function presentWebhook(e: Endpoint): WebhookJson {
     created_at: isoSeconds(e.createdAt),
     updated_at: isoMillis(e.updatedAt),
     disabled_reason: e.disabledReason,
+    signature_scheme: e.signatureScheme,
+    headers: maskedHeaders(e.headers),
   };
 }

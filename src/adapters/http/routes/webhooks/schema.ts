@@ -1,7 +1,15 @@
 import { z } from "@hono/zod-openapi";
+import {
+  HEADER_VALUE_MASK,
+  MAX_CUSTOM_HEADERS,
+  MAX_CUSTOM_HEADERS_SIZE,
+  MAX_HEADER_NAME_LENGTH,
+  MAX_HEADER_VALUE_LENGTH,
+} from "../../../../domain/custom-headers.ts";
 import { DISABLED_REASONS } from "../../../../domain/endpoint.ts";
 import { MAX_URL_LENGTH } from "../../../../domain/endpoint-url.ts";
 import { EVENT_TYPES } from "../../../../domain/event-catalog.ts";
+import { DEFAULT_SIGNATURE_SCHEME, SIGNATURE_SCHEMES } from "../../../../domain/signature-scheme.ts";
 import { EventTypeSchema, intRange, listOf, pageQuery, timestamp, uuidParam } from "../shared.ts";
 
 const url = z.string().max(MAX_URL_LENGTH).openapi({
@@ -24,8 +32,62 @@ const events = z
 
 const description = z.string().max(1024).nullable().openapi({ example: "Order service" });
 
+// The rules themselves are the domain's (custom-headers.ts), checked by the use case so every issue
+// names its header; the schema states them for the OpenAPI document.
+const headerNames = {
+  maxProperties: MAX_CUSTOM_HEADERS,
+  propertyNames: { pattern: "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$", maxLength: MAX_HEADER_NAME_LENGTH },
+};
+const headerValue = z.string().openapi({
+  minLength: 1,
+  maxLength: MAX_HEADER_VALUE_LENGTH,
+  pattern: "^[\\x21-\\x7e]([\\x20-\\x7e\\t]*[\\x21-\\x7e])?$",
+});
+const headersRule = `At most ${MAX_CUSTOM_HEADERS} headers and ${MAX_CUSTOM_HEADERS_SIZE} characters of names and values in all. Names are RFC 7230 tokens of at most ${MAX_HEADER_NAME_LENGTH} characters, unique without regard to case; X-Webhook-*, webhook-*, Proxy-*, User-Agent, Content-Type, Content-Length, Content-Encoding, Host, Expect and the hop-by-hop headers (Connection, Keep-Alive, Transfer-Encoding, TE, Trailer, Upgrade) are refused. Values are printable ASCII, 1-${MAX_HEADER_VALUE_LENGTH} characters, without a space at either end. Values are encrypted at rest and every answer shows them as ${HEADER_VALUE_MASK}.`;
+
+/**
+ * A JSON object parsed from a body can hold an own `__proto__` key, which a zod record drops without a
+ * word; a header of that name is refused instead, so nothing a caller sent is silently ignored.
+ */
+function refuseProtoKey<T extends z.ZodType>(schema: T) {
+  return z.preprocess((value, ctx) => {
+    if (value !== null && typeof value === "object" && Object.hasOwn(value, "__proto__")) {
+      ctx.issues.push({
+        code: "custom",
+        path: ["__proto__"],
+        message: "is not a header name Herald can keep",
+        input: value,
+      });
+    }
+    return value;
+  }, schema);
+}
+
+const createHeaders = refuseProtoKey(z.record(z.string(), headerValue)).openapi({
+  ...headerNames,
+  example: { Authorization: "Bearer receiver-api-key" },
+  description: `Custom headers sent with every delivery to this endpoint (an API key, a routing hint). ${headersRule}`,
+});
+
+const changeHeaders = refuseProtoKey(z.record(z.string(), headerValue.nullable()).nullable()).openapi({
+  ...headerNames,
+  example: { Authorization: "Bearer new-receiver-api-key", "X-Old-Route": null },
+  description: `A JSON merge patch (RFC 7396) of the custom headers: a value sets a header (replacing one of the same name in any case), null removes one, headers not named stay; \`null\` removes them all. ${headersRule}`,
+});
+
+const signatureScheme = z.enum(SIGNATURE_SCHEMES).openapi({
+  description:
+    "How deliveries are signed. `herald-v1`: X-Webhook-Id, X-Webhook-Timestamp and X-Webhook-Signature (`v1=` + hex HMAC-SHA256 of `<timestamp>.<body>`, keyed with the whole `whsec_` string). `standard-webhooks`: webhook-id, webhook-timestamp and webhook-signature (`v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, keyed with the base64-decoded part after `whsec_`), as the Standard Webhooks specification defines them. Same secret, two signatures during a rotation grace period, in either scheme.",
+});
+
 export const CreateWebhookSchema = z
-  .strictObject({ url, events, description: description.optional() })
+  .strictObject({
+    url,
+    events,
+    description: description.optional(),
+    headers: createHeaders.optional(),
+    signature_scheme: signatureScheme.optional().openapi({ default: DEFAULT_SIGNATURE_SCHEME }),
+  })
   .openapi("CreateWebhookRequest");
 
 export const UpdateWebhookSchema = z
@@ -34,9 +96,11 @@ export const UpdateWebhookSchema = z
     events: events.optional(),
     description: description.optional(),
     enabled: z.boolean().optional().openapi({ description: "false disables the endpoint (`manual`)." }),
+    headers: changeHeaders.optional(),
+    signature_scheme: signatureScheme.optional(),
   })
   .refine((o) => Object.values(o).some((v) => v !== undefined), {
-    error: "must contain at least one of url, events, description, enabled",
+    error: "must contain at least one of url, events, description, enabled, headers, signature_scheme",
   })
   .openapi("UpdateWebhookRequest", { minProperties: 1 });
 
@@ -60,8 +124,15 @@ export const WebhookSchema = z
       .openapi({ example: "2026-11-21T10:00:00Z", description: "Second precision." }),
     updated_at: timestamp("Last change."),
     disabled_reason: z.enum(DISABLED_REASONS).nullable(),
+    signature_scheme: z.enum(SIGNATURE_SCHEMES).openapi({ description: "How deliveries are signed." }),
+    headers: z.record(z.string(), z.literal(HEADER_VALUE_MASK)).openapi({
+      example: { Authorization: HEADER_VALUE_MASK },
+      description: `The custom headers sent with every delivery, each value shown as ${HEADER_VALUE_MASK}.`,
+    }),
   })
-  .openapi("Webhook", { description: "A registered endpoint. The secret is never shown again." });
+  .openapi("Webhook", {
+    description: "A registered endpoint. The secret is never shown again; custom header values never at all.",
+  });
 
 export const WebhookWithSecretSchema = z
   .object({

@@ -12,7 +12,8 @@ export const route = createRoute({
   operationId: "updateWebhook",
   tags: ["Webhooks"],
   summary: "Change an endpoint",
-  description: "Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`).",
+  description:
+    "Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`). `headers` is merged: a value sets a header, null removes one, headers not named stay.",
   security: BEARER_AUTH,
   middleware: jsonBody,
   request: {
@@ -30,8 +31,9 @@ export const route = createRoute({
 
 export function register(app: HttpApp, deps: HttpDeps): void {
   app.openapi(route, async (c) => {
+    const { signature_scheme, ...change } = c.req.valid("json");
     const endpoint = await deps.endpoints
-      .update(c.var.scope, c.req.valid("param").id, c.req.valid("json"))
+      .update(c.var.scope, c.req.valid("param").id, { ...change, signatureScheme: signature_scheme })
       .catch((e: unknown) => Promise.reject(withIssuePrefix(e, "body")));
     return c.json(presentWebhook(endpoint), 200);
   });
