@@ -1,7 +1,10 @@
 import { disableEndpoint, type Endpoint, enableEndpoint, rotateSecrets } from "../domain/endpoint.ts";
 import { endpointUrlIssues } from "../domain/endpoint-url.ts";
-import { invalid, notFound } from "../domain/errors.ts";
+import { buildEnvelope, newEventId } from "../domain/envelope.ts";
+import { DomainError, invalid, notFound, type ValidationIssue } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
+import { compileFilter, type EventFilter, filterIssues } from "../domain/event-filter.ts";
+import { explainMatch, type FilterVerdict } from "../domain/event-filter-match.ts";
 import { newEndpointSecret } from "../domain/signing.ts";
 import type { AppDeps } from "./deps.ts";
 import type { EndpointFilter, EndpointPatch } from "./ports/endpoints.ts";
@@ -11,6 +14,7 @@ export interface EndpointInput {
   url: string;
   events: EventType[];
   description?: string | null | undefined;
+  filter?: EventFilter | null | undefined;
 }
 
 export interface EndpointChange {
@@ -18,6 +22,31 @@ export interface EndpointChange {
   events?: EventType[] | undefined;
   description?: string | null | undefined;
   enabled?: boolean | undefined;
+  /** A new filter; null removes it; absent keeps it. */
+  filter?: EventFilter | null | undefined;
+}
+
+/** An event to try a filter on: what POST /events takes. */
+export interface CandidateEvent {
+  type: string;
+  data: unknown;
+  resourceId?: string | undefined;
+  occurredAt?: string | undefined;
+}
+
+/** Whether an endpoint would get a delivery for an event, and why not. */
+export interface FilterTestResult extends FilterVerdict {
+  /** The event's type is one of the endpoint's. */
+  subscribed: boolean;
+  /** The filter tried: the one given, else the endpoint's own. */
+  filter: EventFilter | null;
+}
+
+/** Issues of a use case that checks a part of its input, located below that part. */
+function within(prefix: string, error: unknown): unknown {
+  if (!(error instanceof DomainError) || error.kind !== "validation_failed") return error;
+  const issues: ValidationIssue[] = error.issues.map((i) => ({ ...i, path: `${prefix}.${i.path}` }));
+  return invalid(issues, error.message);
 }
 
 /** An endpoint together with the plain secret just issued (creation, rotation): shown once. */
@@ -44,9 +73,17 @@ export function endpointUseCases(deps: AppDeps) {
     return e;
   };
 
+  /** A filter must be valid and name only data fields of the endpoint's event types. */
+  const checkFilter = (filter: EventFilter | null | undefined, events: readonly EventType[]) => {
+    if (filter === undefined || filter === null) return;
+    const issues = filterIssues(filter, { events });
+    if (issues.length) throw invalid(issues);
+  };
+
   return {
     async create(scope: Scope, input: EndpointInput): Promise<EndpointWithSecret> {
       checkUrl(input.url);
+      checkFilter(input.filter, input.events);
       const now = clock.now();
       const secret = newEndpointSecret(ids.randomBytes(32));
       const endpoint: Endpoint = {
@@ -63,6 +100,7 @@ export function endpointUseCases(deps: AppDeps) {
         createdAt: now,
         updatedAt: now,
         failingSince: null,
+        filter: input.filter ?? null,
       };
       await repos.endpoints.insert(endpoint);
       return { endpoint, secret };
@@ -77,12 +115,26 @@ export function endpointUseCases(deps: AppDeps) {
     async update(scope: Scope, id: string, change: EndpointChange): Promise<Endpoint> {
       if (change.url !== undefined) checkUrl(change.url);
       const current = await mustGet(scope, id);
+      checkFilter(change.filter, change.events ?? current.events);
+      if (change.events !== undefined && change.filter === undefined && current.filter !== null) {
+        // New event types must not leave the kept filter naming fields none of them has.
+        const stale = filterIssues(current.filter, { events: change.events });
+        if (stale.length) {
+          throw invalid([
+            {
+              path: "events",
+              message: `leaves the endpoint's filter naming data fields none of these types has (${stale.map((i) => i.path).join(", ")}); change or remove the filter (filter: null) in the same request`,
+            },
+          ]);
+        }
+      }
       const now = clock.now();
       const patch: EndpointPatch = {
         updatedAt: now,
         url: change.url,
         events: change.events,
         description: change.description,
+        filter: change.filter,
       };
       if (change.enabled === true && !current.enabled) {
         const on = enableEndpoint(current, now);
@@ -126,6 +178,55 @@ export function endpointUseCases(deps: AppDeps) {
       });
       if (!updated) throw notFound("The endpoint");
       return updated;
+    },
+
+    /**
+     * Whether the endpoint would get a delivery for this event: its type subscribed and the filter (the
+     * one given, else the endpoint's) matched, with every failed clause. Nothing is stored or sent.
+     */
+    async testFilter(
+      scope: Scope,
+      id: string,
+      input: { event: CandidateEvent; filter?: EventFilter | null | undefined },
+    ): Promise<FilterTestResult> {
+      const endpoint = await mustGet(scope, id);
+      const filter = input.filter === undefined ? endpoint.filter : input.filter;
+      if (input.filter !== undefined) checkFilter(input.filter, endpoint.events);
+      const { event } = input;
+      const occurredAt = event.occurredAt === undefined ? clock.now() : new Date(event.occurredAt);
+      let envelope: ReturnType<typeof buildEnvelope>;
+      try {
+        envelope = buildEnvelope({
+          id: newEventId(ids.randomBytes(16)),
+          type: event.type,
+          data: event.data,
+          tenantId: scope.tenantId,
+          projectId: scope.projectId,
+          occurredAt,
+          resourceId: event.resourceId,
+        });
+      } catch (e) {
+        throw within("event", e);
+      }
+      const subscribed = endpoint.events.includes(envelope.type);
+      const reasons: FilterVerdict["reasons"] = subscribed
+        ? []
+        : [
+            {
+              path: "event.type",
+              message: `${envelope.type} is not one of the endpoint's event types (${endpoint.events.join(", ")})`,
+            },
+          ];
+      // A stored filter that no longer compiles (limits changed since) passes everything, as at fan-out.
+      const compiled = filter === null ? null : compileFilter(filter);
+      if (!compiled?.ok) return { matches: subscribed, subscribed, filter, reasons };
+      const verdict = explainMatch(compiled.clause, envelope);
+      return {
+        matches: subscribed && verdict.matches,
+        subscribed,
+        filter,
+        reasons: [...reasons, ...verdict.reasons],
+      };
     },
 
     /** Removes the endpoint, then cancels what was still owed to it (the dispatcher also drops deliveries of a missing endpoint). */

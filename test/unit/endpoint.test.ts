@@ -24,6 +24,7 @@ const endpoint: Endpoint = {
   createdAt: t0,
   updatedAt: t0,
   failingSince: null,
+  filter: null,
 };
 
 describe("endpoint state", () => {

@@ -11,6 +11,7 @@ const endpointCopy = (e: Endpoint): Endpoint => ({
   ...e,
   events: [...e.events],
   secrets: e.secrets.map((s) => ({ ...s })),
+  filter: e.filter === null ? null : structuredClone(e.filter),
 });
 
 export class MemoryEndpoints implements EndpointRepository {

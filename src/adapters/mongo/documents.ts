@@ -22,6 +22,8 @@ export interface EndpointDoc {
   created_at: Date;
   updated_at: Date;
   failing_since: Date | null;
+  /** The payload filter as JSON text (its keys hold $ and dots); absent or null: none. */
+  filter?: string | null;
 }
 
 export interface EventDoc {

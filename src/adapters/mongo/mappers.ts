@@ -3,11 +3,14 @@ import type { StoredEvent } from "../../app/ports/events.ts";
 import type { IdempotencyRecord, TokenRecord } from "../../app/ports/tokens.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import type { Endpoint, StoredSecret } from "../../domain/endpoint.ts";
+import type { EventFilter } from "../../domain/event-filter.ts";
 import { shardOf } from "../../domain/shards.ts";
 import type { DeliveryDoc, EndpointDoc, EventDoc, IdempotencyDoc, SecretDoc, TokenDoc } from "./documents.ts";
 
 const secretToDoc = (s: StoredSecret): SecretDoc => ({ sealed: s.sealed, expires_at: s.expiresAt });
 const secretFromDoc = (s: SecretDoc): StoredSecret => ({ sealed: s.sealed, expiresAt: s.expires_at });
+// Stored as text: a filter's keys start with $ and hold dots, which stores treat as operators and paths.
+const filterToDoc = (f: EventFilter | null): string | null => (f === null ? null : JSON.stringify(f));
 
 export function endpointToDoc(e: Endpoint): EndpointDoc {
   return {
@@ -23,6 +26,7 @@ export function endpointToDoc(e: Endpoint): EndpointDoc {
     created_at: e.createdAt,
     updated_at: e.updatedAt,
     failing_since: e.failingSince,
+    filter: filterToDoc(e.filter),
   };
 }
 
@@ -40,6 +44,7 @@ export function endpointFromDoc(d: EndpointDoc): Endpoint {
     createdAt: d.created_at,
     updatedAt: d.updated_at,
     failingSince: d.failing_since,
+    filter: d.filter ? (JSON.parse(d.filter) as EventFilter) : null,
   };
 }
 
@@ -53,6 +58,7 @@ export function endpointPatchToSet(p: EndpointPatch): Partial<EndpointDoc> {
   if (p.disabledReason !== undefined) set.disabled_reason = p.disabledReason;
   if (p.secrets !== undefined) set.secrets = p.secrets.map(secretToDoc);
   if (p.failingSince !== undefined) set.failing_since = p.failingSince;
+  if (p.filter !== undefined) set.filter = filterToDoc(p.filter);
   return set;
 }
 
