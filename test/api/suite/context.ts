@@ -39,6 +39,7 @@ export const WEBHOOK_KEYS = [
   "disabled_reason",
   "enabled",
   "events",
+  "filter",
   "id",
   "updated_at",
   "url",

@@ -13,5 +13,6 @@ export function presentWebhook(e: Endpoint): WebhookJson {
     created_at: isoSeconds(e.createdAt),
     updated_at: isoMillis(e.updatedAt),
     disabled_reason: e.disabledReason,
+    filter: e.filter,
   };
 }

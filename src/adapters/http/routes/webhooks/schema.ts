@@ -24,8 +24,17 @@ const events = z
 
 const description = z.string().max(1024).nullable().openapi({ example: "Order service" });
 
+/** A payload filter: checked by the use case (operators, limits, data fields), so only its shape here. */
+export const EventFilterSchema = z.record(z.string(), z.unknown()).openapi("EventFilter", {
+  description:
+    "Only events matching this MongoDB-style query over the envelope are delivered (no filter: every event). Fields: `type`, `resource_id`, `occurred_at` (compared as an instant), `data.<path>` (a field of the endpoint's event types). Operators: `$eq $ne $in $nin $gt $gte $lt $lte $exists $regex` (`$options`: i, m, s) `$not` on a field, `$and $or $nor` on clauses. Values compare only with values of the same JSON type. At most 4096 bytes, 10 levels, 200 keys and items, 8 `$regex` of at most 256 characters (no backreferences or lookaround).",
+  example: { "data.channel": "email", "data.message_type": { $ne: "marketing" } },
+});
+
+const filter = EventFilterSchema.nullable();
+
 export const CreateWebhookSchema = z
-  .strictObject({ url, events, description: description.optional() })
+  .strictObject({ url, events, description: description.optional(), filter: filter.optional() })
   .openapi("CreateWebhookRequest");
 
 export const UpdateWebhookSchema = z
@@ -34,9 +43,11 @@ export const UpdateWebhookSchema = z
     events: events.optional(),
     description: description.optional(),
     enabled: z.boolean().optional().openapi({ description: "false disables the endpoint (`manual`)." }),
+    // A new filter replaces the old one; null removes it.
+    filter: filter.optional(),
   })
   .refine((o) => Object.values(o).some((v) => v !== undefined), {
-    error: "must contain at least one of url, events, description, enabled",
+    error: "must contain at least one of url, events, description, enabled, filter",
   })
   .openapi("UpdateWebhookRequest", { minProperties: 1 });
 
@@ -60,6 +71,7 @@ export const WebhookSchema = z
       .openapi({ example: "2026-11-21T10:00:00Z", description: "Second precision." }),
     updated_at: timestamp("Last change."),
     disabled_reason: z.enum(DISABLED_REASONS).nullable(),
+    filter,
   })
   .openapi("Webhook", { description: "A registered endpoint. The secret is never shown again." });
 

@@ -12,7 +12,8 @@ export const route = createRoute({
   operationId: "updateWebhook",
   tags: ["Webhooks"],
   summary: "Change an endpoint",
-  description: "Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`).",
+  description:
+    "Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`). `filter` replaces the payload filter; `filter: null` removes it.",
   security: BEARER_AUTH,
   middleware: jsonBody,
   request: {
