@@ -440,6 +440,8 @@ interface DfaState {
   threads: number[];
   /** A thread reached MATCH: the pattern matched. */
   matched: boolean;
+  /** Transitions on ASCII characters, by key (character × 4 + what follows it): the common case. */
+  ascii: (DfaState | undefined)[];
   next: Map<number, DfaState>;
 }
 
@@ -452,6 +454,8 @@ const END = 3;
 const SAMPLE = [0x20, 0x61, 0x0a, -1];
 const kindOf = (c: number | undefined): number =>
   c === undefined ? END : isWord(c) ? WORD : isLineEnd(c) ? LINE_END : OTHER;
+
+const ASCII_KEYS = 128 * 4;
 
 /** The most DFA states and transitions kept per pattern; past that the cache starts again. */
 const DFA_CACHE_LIMIT = 256;
@@ -480,26 +484,29 @@ class Machine {
   }
 
   test(input: string): boolean {
-    const cps = Array.from(input, (ch) => ch.codePointAt(0)!);
-    let state = this.start(this.usesAssertions ? kindOf(cps[0]) : OTHER);
-    for (let at = 0; !state.matched; at++) {
-      if (at === cps.length) return false;
+    // The input is walked by code point in place: copying it into an array first cost more than matching.
+    const n = input.length;
+    let state = this.start(this.usesAssertions ? kindOf(input.codePointAt(0)) : OTHER);
+    for (let i = 0; !state.matched; ) {
+      if (i >= n) return false;
       // A pattern whose thread sets keep changing (a DFA that would be exponential) gains nothing
       // from the cache: once it has overflowed, the NFA runs on its own.
-      if (this.overflowed) return this.simulate(cps, at, state.threads);
-      const c = cps[at]!;
-      const key = c * 4 + (this.usesAssertions ? kindOf(cps[at + 1]) : OTHER);
-      state = state.next.get(key) ?? this.step(state, c, key);
+      if (this.overflowed) return this.simulate(input, i, state.threads);
+      const c = input.codePointAt(i)!;
+      i += c > 0xffff ? 2 : 1;
+      const key = c * 4 + (this.usesAssertions ? kindOf(input.codePointAt(i)) : OTHER);
+      state = (key < ASCII_KEYS ? state.ascii[key] : state.next.get(key)) ?? this.step(state, c, key);
     }
     return true;
   }
 
-  /** The plain NFA from position `at` with these threads. */
-  private simulate(cps: readonly number[], at: number, threads: readonly number[]): boolean {
+  /** The plain NFA from string index `i` with these threads. */
+  private simulate(input: string, i: number, threads: readonly number[]): boolean {
     let current = threads;
-    for (; at < cps.length; at++) {
-      const c = cps[at]!;
-      const after = cps[at + 1] ?? -1;
+    while (i < input.length) {
+      const c = input.codePointAt(i)!;
+      i += c > 0xffff ? 2 : 1;
+      const after = input.codePointAt(i) ?? -1;
       const next: number[] = [];
       this.stamp++;
       for (const q of current) {
@@ -535,6 +542,7 @@ class Machine {
     const id = matched ? "match" : threads.join(",");
     const state = this.states.get(id) ?? this.remember(id, threads, matched);
     if (++this.cached > DFA_CACHE_LIMIT * 16) this.overflowed = true;
+    else if (key < ASCII_KEYS) from.ascii[key] = state;
     else from.next.set(key, state);
     return state;
   }
@@ -544,7 +552,7 @@ class Machine {
       this.states = new Map();
       this.overflowed = true;
     }
-    const state: DfaState = { threads, matched, next: new Map() };
+    const state: DfaState = { threads, matched, ascii: [], next: new Map() };
     this.states.set(id, state);
     return state;
   }
