@@ -1,10 +1,8 @@
 import { disableEndpoint, type Endpoint, enableEndpoint, rotateSecrets } from "../domain/endpoint.ts";
 import { endpointUrlIssues } from "../domain/endpoint-url.ts";
-import { buildEnvelope, newEventId } from "../domain/envelope.ts";
-import { DomainError, invalid, notFound, type ValidationIssue } from "../domain/errors.ts";
+import { invalid, notFound } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
-import { compileFilter, type EventFilter, filterIssues } from "../domain/event-filter.ts";
-import { explainMatch, type FilterVerdict } from "../domain/event-filter-match.ts";
+import { type EventFilter, filterIssues } from "../domain/event-filter.ts";
 import { newEndpointSecret } from "../domain/signing.ts";
 import type { AppDeps } from "./deps.ts";
 import type { EndpointFilter, EndpointPatch } from "./ports/endpoints.ts";
@@ -24,29 +22,6 @@ export interface EndpointChange {
   enabled?: boolean | undefined;
   /** A new filter; null removes it; absent keeps it. */
   filter?: EventFilter | null | undefined;
-}
-
-/** An event to try a filter on: what POST /events takes. */
-export interface CandidateEvent {
-  type: string;
-  data: unknown;
-  resourceId?: string | undefined;
-  occurredAt?: string | undefined;
-}
-
-/** Whether an endpoint would get a delivery for an event, and why not. */
-export interface FilterTestResult extends FilterVerdict {
-  /** The event's type is one of the endpoint's. */
-  subscribed: boolean;
-  /** The filter tried: the one given, else the endpoint's own. */
-  filter: EventFilter | null;
-}
-
-/** Issues of a use case that checks a part of its input, located below that part. */
-function within(prefix: string, error: unknown): unknown {
-  if (!(error instanceof DomainError) || error.kind !== "validation_failed") return error;
-  const issues: ValidationIssue[] = error.issues.map((i) => ({ ...i, path: `${prefix}.${i.path}` }));
-  return invalid(issues, error.message);
 }
 
 /** An endpoint together with the plain secret just issued (creation, rotation): shown once. */
@@ -178,55 +153,6 @@ export function endpointUseCases(deps: AppDeps) {
       });
       if (!updated) throw notFound("The endpoint");
       return updated;
-    },
-
-    /**
-     * Whether the endpoint would get a delivery for this event: its type subscribed and the filter (the
-     * one given, else the endpoint's) matched, with every failed clause. Nothing is stored or sent.
-     */
-    async testFilter(
-      scope: Scope,
-      id: string,
-      input: { event: CandidateEvent; filter?: EventFilter | null | undefined },
-    ): Promise<FilterTestResult> {
-      const endpoint = await mustGet(scope, id);
-      const filter = input.filter === undefined ? endpoint.filter : input.filter;
-      if (input.filter !== undefined) checkFilter(input.filter, endpoint.events);
-      const { event } = input;
-      const occurredAt = event.occurredAt === undefined ? clock.now() : new Date(event.occurredAt);
-      let envelope: ReturnType<typeof buildEnvelope>;
-      try {
-        envelope = buildEnvelope({
-          id: newEventId(ids.randomBytes(16)),
-          type: event.type,
-          data: event.data,
-          tenantId: scope.tenantId,
-          projectId: scope.projectId,
-          occurredAt,
-          resourceId: event.resourceId,
-        });
-      } catch (e) {
-        throw within("event", e);
-      }
-      const subscribed = endpoint.events.includes(envelope.type);
-      const reasons: FilterVerdict["reasons"] = subscribed
-        ? []
-        : [
-            {
-              path: "event.type",
-              message: `${envelope.type} is not one of the endpoint's event types (${endpoint.events.join(", ")})`,
-            },
-          ];
-      // A stored filter that no longer compiles (limits changed since) passes everything, as at fan-out.
-      const compiled = filter === null ? null : compileFilter(filter);
-      if (!compiled?.ok) return { matches: subscribed, subscribed, filter, reasons };
-      const verdict = explainMatch(compiled.clause, envelope);
-      return {
-        matches: subscribed && verdict.matches,
-        subscribed,
-        filter,
-        reasons: [...reasons, ...verdict.reasons],
-      };
     },
 
     /** Removes the endpoint, then cancels what was still owed to it (the dispatcher also drops deliveries of a missing endpoint). */

@@ -64,7 +64,7 @@ export const route = createRoute({
 export function register(app: HttpApp, deps: HttpDeps): void {
   app.openapi(route, async (c) => {
     const { event, filter } = c.req.valid("json");
-    const result = await deps.endpoints
+    const result = await deps.tools
       .testFilter(c.var.scope, c.req.valid("param").id, {
         event: {
           type: event.type,
