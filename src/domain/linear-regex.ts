@@ -211,7 +211,8 @@ class Parser {
     const inner = this.alternation();
     if (this.peek() !== ")") throw new PatternError("has an unclosed (");
     this.i++;
-    return inner;
+    // Wrapped, so a group holding only an anchor may be repeated, as JavaScript allows: (^)?
+    return { k: "seq", items: [inner] };
   }
 
   private literal(cp: number): Node {

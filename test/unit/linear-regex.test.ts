@@ -79,11 +79,75 @@ describe("linear-time regular expressions", () => {
     ["^.$", "", "😀", true],
     ["x?", "", "", true],
     ["(a*)*b", "", "aaaa", false],
+    ["(?:^)?b", "", "ab", true],
+    ["(\\b){2}a", "", " a", true],
+    ["(\\b)+a", "", "ba", false],
   ];
 
   it.each(CASES)("/%s/%s on %j matches: %s (as JavaScript's RegExp does)", (pattern, flags, input, want) => {
     expect(compiled(pattern, flags).test(input)).toBe(want);
     expect(reference(pattern, flags).test(input)).toBe(want);
+  });
+
+  it("answers as JavaScript's RegExp does on thousands of random patterns of the shared syntax", () => {
+    let seed = 11;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
+    const ATOMS = [
+      "a",
+      "b",
+      ".",
+      "\\d",
+      "\\w",
+      "\\s",
+      "\\W",
+      "[ab]",
+      "[^a]",
+      "[a-c]",
+      "\\.",
+      " ",
+      "\n",
+      "A",
+      "1",
+    ];
+    const ANCHORS = ["^", "$", "\\b", "\\B"];
+    const QUANTIFIERS = ["", "", "", "*", "+", "?", "{2}", "{1,3}", "{0,}", "*?", "+?"];
+    const pattern = (depth: number): string => {
+      let text = "";
+      for (let n = 1 + Math.floor(random() * 4); n > 0; n--) {
+        const k = random();
+        if (k < 0.1) {
+          text += pick(ANCHORS);
+          continue;
+        }
+        const group = depth < 3 && k < 0.35;
+        const atom = group
+          ? `(${random() < 0.5 ? "?:" : ""}${pattern(depth + 1)}${random() < 0.4 ? `|${pattern(depth + 1)}` : ""})`
+          : pick(ATOMS);
+        text += atom + pick(QUANTIFIERS);
+      }
+      return text;
+    };
+    const input = () =>
+      Array.from({ length: Math.floor(random() * 10) }, () =>
+        pick(["a", "b", "c", "A", "1", " ", "\n", ".", "_"]),
+      ).join("");
+    let compared = 0;
+    for (let i = 0; i < 2_000; i++) {
+      const source = pattern(0);
+      const flags = pick(["", "i", "m", "s", "im"]);
+      const ours = compiled(source, flags);
+      const theirs = new RegExp(source, `${flags}u`);
+      for (let j = 0; j < 5; j++) {
+        const text = input();
+        expect(ours.test(text), `/${source}/${flags} on ${JSON.stringify(text)}`).toBe(theirs.test(text));
+        compared++;
+      }
+    }
+    expect(compared).toBe(10_000);
   });
 
   it("refuses what needs backtracking or means different things in different dialects", () => {
