@@ -123,6 +123,13 @@ export function filterCases(s: Suite): void {
         await create({ "data.status": { $in: Array.from({ length: 300 }, (_, i) => `s${i}`) } }),
         ["body.filter"],
       );
+      // Raw JSON: in an object literal, "__proto__" would set the prototype and never be sent.
+      const proto = await send("POST", "/api/v1/webhooks", {
+        token,
+        headers: { "Content-Type": "application/json" },
+        body: `{"url":"${receiverUrl()}","events":["${DELIVERED}"],"filter":{"__proto__":{"type":"x"}}}`,
+      });
+      expectInvalid(proto, ["body.filter.__proto__"]);
       expectInvalid(await create("delivered"), ["body.filter"]);
       expectInvalid(await create([{ type: DELIVERED }]), ["body.filter"]);
       expectInvalid(await create({ occurred_at: { $gt: "yesterday" } }), ["body.filter.occurred_at.$gt"]);

@@ -25,11 +25,27 @@ const events = z
 const description = z.string().max(1024).nullable().openapi({ example: "Order service" });
 
 /** A payload filter: checked by the use case (operators, limits, data fields), so only its shape here. */
-export const EventFilterSchema = z.record(z.string(), z.unknown()).openapi("EventFilter", {
-  description:
-    "Only events matching this MongoDB-style query over the envelope are delivered (no filter: every event). Fields: `type`, `resource_id`, `occurred_at` (compared as an instant), `data.<path>` (a field of the endpoint's event types). Operators: `$eq $ne $in $nin $gt $gte $lt $lte $exists $regex` (`$options`: i, m, s) `$not` on a field, `$and $or $nor` on clauses. Values compare only with values of the same JSON type. At most 4096 bytes, 10 levels, 200 keys and items, 8 `$regex` of at most 256 characters (no backreferences or lookaround).",
-  example: { "data.channel": "email", "data.message_type": { $ne: "marketing" } },
-});
+export const EventFilterSchema = z
+  .preprocess(
+    (filter, ctx) => {
+      // zod copies a record key by key and drops a "__proto__" key: refused here, before it is lost.
+      if (typeof filter === "object" && filter !== null && Object.hasOwn(filter, "__proto__")) {
+        ctx.issues.push({
+          code: "custom",
+          path: ["__proto__"],
+          message: "is not a field a filter can name",
+          input: filter,
+        });
+      }
+      return filter;
+    },
+    z.record(z.string(), z.unknown()),
+  )
+  .openapi("EventFilter", {
+    description:
+      "Only events matching this MongoDB-style query over the envelope are delivered (no filter: every event). Fields: `type`, `resource_id`, `occurred_at` (compared as an instant), `data.<path>` (a field of the endpoint's event types). Operators: `$eq $ne $in $nin $gt $gte $lt $lte $exists $regex` (`$options`: i, m, s) `$not` on a field, `$and $or $nor` on clauses. Values compare only with values of the same JSON type. At most 4096 bytes, 10 levels, 200 keys and items, 8 `$regex` of at most 256 characters (no backreferences or lookaround).",
+    example: { "data.channel": "email", "data.message_type": { $ne: "marketing" } },
+  });
 
 const filter = EventFilterSchema.nullable();
 
