@@ -32,7 +32,7 @@ export async function buildOpenApiDocument(version = packageVersion()) {
     signal: { notify() {} },
     policy: { allowHttpUrls: false, allowPrivateNetworks: false },
   };
-  const events = eventUseCases(deps);
+  const events = eventUseCases(deps, { eventsFiltered() {} });
   const app = createHttpApp({
     endpoints: endpointUseCases(deps),
     events,

@@ -20,6 +20,10 @@ export type PublishedEvent = components["schemas"]["PublishedEvent"];
 export type TestDelivery = components["schemas"]["TestDelivery"];
 /** How many deliveries a recovery queued, and the window it applied (`POST /webhooks/{id}/recover`). */
 export type Recovery = components["schemas"]["Recovery"];
+/** A payload filter: a MongoDB-style query over the envelope (`type`, `resource_id`, `occurred_at`, `data.*`). */
+export type EventFilter = components["schemas"]["EventFilter"];
+/** Whether an endpoint would get a delivery for an event, and why not (`POST /webhooks/{id}/filter-test`). */
+export type FilterTestResult = components["schemas"]["FilterTestResult"];
 /** An event type of the catalog. */
 export type EventType = components["schemas"]["EventType"];
 /** An RFC 9457 problem document, as every error is answered. */

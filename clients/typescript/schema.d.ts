@@ -105,7 +105,7 @@ export interface paths {
         head?: never;
         /**
          * Change an endpoint
-         * @description Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`). `headers` is merged: a value sets a header, null removes one, headers not named stay.
+         * @description Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`). `headers` is merged: a value sets a header, null removes one, headers not named stay. `filter` replaces the payload filter; `filter: null` removes it.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -164,6 +164,26 @@ export interface paths {
          * @description Publishes a sample event of one of the endpoint's subscribed types to this endpoint only. It is stored, signed, delivered and retried like any other event, and shows up in the endpoint's deliveries. On a disabled endpoint: 409 `endpoint_disabled`.
          */
         post: operations["sendTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/filter-test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try a filter on an event
+         * @description Answers whether the endpoint would get a delivery for `event` (the body POST /events takes, validated the same way) under its filter, or under the candidate `filter` given instead (null: none), and if not, which clauses failed. `filter` in the answer is the filter tried. Nothing is stored or sent.
+         */
+        post: operations["testWebhookFilter"];
         delete?: never;
         options?: never;
         head?: never;
@@ -478,12 +498,25 @@ export interface components {
             headers: {
                 [key: string]: "********";
             };
+            filter: components["schemas"]["EventFilter"];
             /**
              * @description Shown only now: whsec_ + base64 of 32 random bytes.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
              */
             secret: string;
         };
+        /**
+         * @description Only events matching this MongoDB-style query over the envelope are delivered (no filter: every event). Fields: `type`, `resource_id`, `occurred_at` (compared as an instant), `data.<path>` (a field of the endpoint's event types). Operators: `$eq $ne $in $nin $gt $gte $lt $lte $exists $regex` (`$options`: i, m, s) `$not` on a field, `$and $or $nor` on clauses. Values compare only with values of the same JSON type. At most 4096 bytes, 10 levels, 200 keys and items, 8 `$regex` of at most 256 characters (no backreferences or lookaround).
+         * @example {
+         *       "data.channel": "email",
+         *       "data.message_type": {
+         *         "$ne": "marketing"
+         *       }
+         *     }
+         */
+        EventFilter: {
+            [key: string]: unknown;
+        } | null;
         CreateWebhookRequest: {
             /**
              * Format: uri
@@ -510,6 +543,7 @@ export interface components {
              * @enum {string}
              */
             signature_scheme?: "herald-v1" | "standard-webhooks";
+            filter?: components["schemas"]["EventFilter"];
         };
         WebhookList: {
             data: components["schemas"]["Webhook"][];
@@ -553,6 +587,7 @@ export interface components {
             headers: {
                 [key: string]: "********";
             };
+            filter: components["schemas"]["EventFilter"];
         };
         UpdateWebhookRequest: {
             /**
@@ -582,6 +617,7 @@ export interface components {
              * @enum {string}
              */
             signature_scheme?: "herald-v1" | "standard-webhooks";
+            filter?: components["schemas"]["EventFilter"];
         };
         RotateSecretRequest: {
             /**
@@ -620,6 +656,54 @@ export interface components {
         };
         SendTestEventRequest: {
             type?: components["schemas"]["EventType"] & unknown;
+        };
+        FilterTestResult: {
+            /** @description Whether the endpoint would get a delivery: its type subscribed and the filter matched. */
+            matches: boolean;
+            /** @description The event's type is one of the endpoint's. */
+            subscribed: boolean;
+            filter: components["schemas"]["EventFilter"];
+            /** @description Why it does not match: every failed clause; empty when it matches. */
+            reasons: components["schemas"]["FilterMismatch"][];
+        };
+        FilterMismatch: {
+            /**
+             * @description The clause that failed, by its path in the filter (`filter.…`), or `event.type`.
+             * @example filter.data.status.$in
+             */
+            path: string;
+            /** @example data.status is "bounced"; expected one of ["delivered"] */
+            message: string;
+        };
+        FilterTestRequest: {
+            event: components["schemas"]["PublishEventRequest"];
+            filter?: components["schemas"]["EventFilter"];
+        };
+        PublishEventRequest: {
+            type: components["schemas"]["EventType"];
+            /**
+             * @description The payload, validated per type: message events need message_id, status, channel, message_type, recipient; domain events need domain_id, domain, status. Fields a type does not define are refused. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters.
+             * @example {
+             *       "message_id": "7d0c5b8e-4a8f-4f4e-9a51-3d5bb7f2c1a0",
+             *       "status": "delivered",
+             *       "channel": "email",
+             *       "message_type": "transactional",
+             *       "recipient": "ada@example.com"
+             *     }
+             */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: uuid
+             * @description If given, must equal data.message_id or data.domain_id.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
         };
         Recovery: {
             /** @description How many manual deliveries were queued. */
@@ -674,32 +758,6 @@ export interface components {
             };
             /** @description How many endpoints it was fanned out to. */
             endpoints: number;
-        };
-        PublishEventRequest: {
-            type: components["schemas"]["EventType"];
-            /**
-             * @description The payload, validated per type: message events need message_id, status, channel, message_type, recipient; domain events need domain_id, domain, status. Fields a type does not define are refused. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters.
-             * @example {
-             *       "message_id": "7d0c5b8e-4a8f-4f4e-9a51-3d5bb7f2c1a0",
-             *       "status": "delivered",
-             *       "channel": "email",
-             *       "message_type": "transactional",
-             *       "recipient": "ada@example.com"
-             *     }
-             */
-            data: {
-                [key: string]: unknown;
-            };
-            /**
-             * Format: uuid
-             * @description If given, must equal data.message_id or data.domain_id.
-             */
-            resource_id?: string;
-            /**
-             * Format: date-time
-             * @description When it happened (ISO 8601); defaults to now.
-             */
-            occurred_at?: string;
         };
         PortalSession: {
             /**
@@ -1701,6 +1759,122 @@ export interface operations {
             };
             /** @description `conflict` or `endpoint_disabled`: the resource's state forbids the call. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: the request body is over 256 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: the request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: well-formed JSON or parameters that break the schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                };
+            };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the detail is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    testWebhookFilter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FilterTestRequest"];
+            };
+        };
+        responses: {
+            /** @description The verdict. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FilterTestResult"];
+                };
+            };
+            /** @description `invalid_json`: the request body is not JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: the bearer token is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: the resource does not exist or belongs to another project. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

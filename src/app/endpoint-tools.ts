@@ -5,6 +5,7 @@ import type { EventType } from "../domain/event-catalog.ts";
 import { sampleEventData } from "../domain/samples.ts";
 import type { AppDeps } from "./deps.ts";
 import type { EventUseCases } from "./events.ts";
+import { filterTester } from "./filter-test.ts";
 import type { Scope } from "./ports/paging.ts";
 
 /** Longest window POST /webhooks/{id}/recover accepts. */
@@ -22,7 +23,7 @@ export interface Recovery {
   until: Date;
 }
 
-/** Operator tools on one endpoint: a test event, and recovery after an outage. */
+/** Operator tools on one endpoint: a test event, a filter test, and recovery after an outage. */
 export function endpointTools(deps: AppDeps, events: EventUseCases) {
   const { repos, clock, ids, signal } = deps;
 
@@ -39,6 +40,8 @@ export function endpointTools(deps: AppDeps, events: EventUseCases) {
   };
 
   return {
+    ...filterTester(deps),
+
     /** Sends a sample event of one of the endpoint's types to that endpoint only, recorded like any delivery. */
     async sendTest(scope: Scope, id: string, type?: EventType): Promise<TestDelivery> {
       const endpoint = await enabledEndpoint(scope, id);

@@ -14,6 +14,7 @@ import {
 import { endpointUrlIssues } from "../domain/endpoint-url.ts";
 import { invalid, notFound } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
+import { type EventFilter, filterIssues } from "../domain/event-filter.ts";
 import { DEFAULT_SIGNATURE_SCHEME, type SignatureScheme } from "../domain/signature-scheme.ts";
 import { newEndpointSecret } from "../domain/signing.ts";
 import type { AppDeps } from "./deps.ts";
@@ -27,6 +28,7 @@ export interface EndpointInput {
   /** Custom headers, name to plain value. */
   headers?: Readonly<Record<string, string>> | undefined;
   signatureScheme?: SignatureScheme | undefined;
+  filter?: EventFilter | null | undefined;
 }
 
 export interface EndpointChange {
@@ -37,6 +39,8 @@ export interface EndpointChange {
   /** A merge patch of the custom headers: a value sets one, null removes one; null removes them all. */
   headers?: Readonly<Record<string, string | null>> | null | undefined;
   signatureScheme?: SignatureScheme | undefined;
+  /** A new filter; null removes it; absent keeps it. */
+  filter?: EventFilter | null | undefined;
 }
 
 /** An endpoint together with the plain secret just issued (creation, rotation): shown once. */
@@ -94,10 +98,18 @@ export function endpointUseCases(deps: AppDeps) {
     return e;
   };
 
+  /** A filter must be valid and name only data fields of the endpoint's event types. */
+  const checkFilter = (filter: EventFilter | null | undefined, events: readonly EventType[]) => {
+    if (filter === undefined || filter === null) return;
+    const issues = filterIssues(filter, { events });
+    if (issues.length) throw invalid(issues);
+  };
+
   return {
     async create(scope: Scope, input: EndpointInput): Promise<EndpointWithSecret> {
       checkUrl(input.url);
       const headers = await changedHeaders([], input.headers ?? {});
+      checkFilter(input.filter, input.events);
       const now = clock.now();
       const secret = newEndpointSecret(ids.randomBytes(32));
       const endpoint: Endpoint = {
@@ -116,6 +128,7 @@ export function endpointUseCases(deps: AppDeps) {
         failingSince: null,
         headers,
         signatureScheme: input.signatureScheme ?? DEFAULT_SIGNATURE_SCHEME,
+        filter: input.filter ?? null,
       };
       await repos.endpoints.insert(endpoint);
       return { endpoint, secret };
@@ -134,6 +147,19 @@ export function endpointUseCases(deps: AppDeps) {
         if (issues.length) throw invalid(issues);
       }
       const current = await mustGet(scope, id);
+      checkFilter(change.filter, change.events ?? current.events);
+      if (change.events !== undefined && change.filter === undefined && current.filter !== null) {
+        // New event types must not leave the kept filter naming fields none of them has.
+        const stale = filterIssues(current.filter, { events: change.events });
+        if (stale.length) {
+          throw invalid([
+            {
+              path: "events",
+              message: `leaves the endpoint's filter naming data fields none of these types has (${stale.map((i) => i.path).join(", ")}); change or remove the filter (filter: null) in the same request`,
+            },
+          ]);
+        }
+      }
       const now = clock.now();
       const patch: EndpointPatch = {
         updatedAt: now,
@@ -143,6 +169,7 @@ export function endpointUseCases(deps: AppDeps) {
         signatureScheme: change.signatureScheme,
         headers:
           change.headers === undefined ? undefined : await changedHeaders(current.headers, change.headers),
+        filter: change.filter,
       };
       if (change.enabled === true && !current.enabled) {
         const on = enableEndpoint(current, now);

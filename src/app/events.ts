@@ -3,10 +3,12 @@ import { sha256Hex } from "../domain/encoding.ts";
 import type { Endpoint } from "../domain/endpoint.ts";
 import { buildEnvelope, type Envelope, newEventId, serializeEnvelope } from "../domain/envelope.ts";
 import { DomainError, invalid, notFound } from "../domain/errors.ts";
+import { type Clause, compileFilter, type EventFilter } from "../domain/event-filter.ts";
+import { clauseMatches } from "../domain/event-filter-match.ts";
 import { firstDeliveryId } from "../domain/ids.ts";
 import { createBatcher } from "./batcher.ts";
 import type { AppDeps } from "./deps.ts";
-import type { StoredEvent } from "./ports/events.ts";
+import type { FanOutMetrics, StoredEvent } from "./ports/events.ts";
 import type { Scope } from "./ports/paging.ts";
 
 export interface PublishInput {
@@ -66,9 +68,36 @@ export function envelopeOf(event: StoredEvent): Envelope {
   return JSON.parse(event.body) as Envelope;
 }
 
+/** Compiled filters by their JSON, so a publish compiles an endpoint's filter only when it changed. */
+function filterCache(limit = 1_000) {
+  const compiled = new Map<string, Clause | null>();
+  return (filter: EventFilter): Clause | null => {
+    const key = JSON.stringify(filter);
+    let clause = compiled.get(key);
+    if (clause === undefined) {
+      const r = compileFilter(filter);
+      // A stored filter was valid when it was set; one that no longer compiles (limits changed since)
+      // passes everything rather than silently dropping events (ADR 14).
+      clause = r.ok ? r.clause : null;
+      if (compiled.size >= limit) compiled.clear();
+      compiled.set(key, clause);
+    }
+    return clause;
+  };
+}
+
 /** Accepting events from the publisher and fanning them out to subscribed endpoints. */
-export function eventUseCases(deps: AppDeps) {
+export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
   const { repos, clock, ids, signal } = deps;
+  const clauseOf = filterCache();
+
+  /** The endpoints whose filter the event matches (evaluated once per event and endpoint, here). */
+  const wanting = (endpoints: readonly Endpoint[], envelope: Envelope): Endpoint[] =>
+    endpoints.filter((e) => {
+      if (e.filter === null) return true;
+      const clause = clauseOf(e.filter);
+      return clause === null || clauseMatches(clause, envelope);
+    });
 
   const fanoutDone = createBatcher<string>((ids) => repos.events.markFannedOut(ids), 20);
 
@@ -176,13 +205,19 @@ export function eventUseCases(deps: AppDeps) {
         resourceId: input.resourceId,
       });
       const subscribed = await repos.endpoints.listSubscribed(scope, envelope.type);
-      const accepted = await accept(scope, envelope, subscribed, now);
+      // The targets are decided here, once, and stored on the event: a fan-out finished later (replay,
+      // maintenance) creates exactly these, whatever the filters are by then.
+      const targets = wanting(subscribed, envelope);
+      const accepted = await accept(scope, envelope, targets, now);
       if (!accepted) {
         const earlier = await repos.events.get(scope, envelope.id);
         if (!earlier) throw new Error(`event ${envelope.id} exists in another scope`);
         return replay(earlier, now);
       }
-      return { envelope, endpoints: subscribed.length, replayed: false };
+      if (targets.length < subscribed.length) {
+        metrics.eventsFiltered(envelope.type, subscribed.length - targets.length);
+      }
+      return { envelope, endpoints: targets.length, replayed: false };
     },
 
     accept,

@@ -1,4 +1,4 @@
-import type { EventType, Webhook } from "../../clients/typescript/client.ts";
+import type { EventFilter, EventType, Webhook } from "../../clients/typescript/client.ts";
 import { connectApi, listPages } from "./api.ts";
 import { headerPairs, instant, integer, seconds, signatureScheme, splitList } from "./arg-values.ts";
 import {
@@ -31,10 +31,32 @@ function printWebhook(io: Io, w: Webhook): void {
       "headers",
       Object.keys(w.headers).length ? Object.entries(w.headers).map(([n, mask]) => `${n}: ${mask}`) : null,
     ],
+    ["filter", w.filter === null ? "none (every event)" : JSON.stringify(w.filter)],
     ["created", timeWithAge(w.created_at)],
     ["updated", timeWithAge(w.updated_at)],
   ]);
 }
+
+/** A JSON option's value: parsed, or a usage error naming the option. */
+function jsonOption(command: Command, flag: string, text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw usageError(command, `${flag} must be JSON (${(e as Error).message})`);
+  }
+}
+
+/** --filter: a JSON object, or null (remove it); the API checks the rest and answers 422 with the path. */
+function filterOption(command: Command, text: string): EventFilter {
+  const value = jsonOption(command, "--filter", text);
+  if (value !== null && (typeof value !== "object" || Array.isArray(value))) {
+    throw usageError(command, `--filter must be a JSON object such as '{"data.channel":"email"}', or null`);
+  }
+  return value as EventFilter;
+}
+
+const FILTER_HELP =
+  'Deliver only events matching this MongoDB-style query over the envelope, e.g. \'{"data.channel":"email"}\' (see docs/adr/0014-payload-filters.md)';
 
 function printSecret(io: Io, secret: string): void {
   io.out(`\nSigning secret:\n  ${secret}\n`);
@@ -46,7 +68,7 @@ function printSecret(io: Io, secret: string): void {
 const create: Command = {
   name: "webhooks create",
   usage:
-    "--url URL --events TYPE[,TYPE...] [--description TEXT] [--header NAME=VALUE]... [--signature-scheme SCHEME] [--json]",
+    "--url URL --events TYPE[,TYPE...] [--description TEXT] [--header NAME=VALUE]... [--signature-scheme SCHEME] [--filter JSON] [--json]",
   summary: "Register an endpoint for the listed event types; prints its signing secret once.",
   details:
     "The URL must be https:// unless the server runs with HERALD_ALLOW_HTTP_URLS=true (local development). Custom header values are stored encrypted and shown as ******** from then on.",
@@ -56,11 +78,13 @@ const create: Command = {
     ["--description TEXT", "A note for people"],
     ["--header NAME=VALUE", "A header sent with every delivery, e.g. an API key (repeatable)"],
     ["--signature-scheme SCHEME", "herald-v1 (default) or standard-webhooks"],
+    ["--filter JSON", FILTER_HELP],
     JSON_OPTION,
   ],
   examples: [
     "npx herald webhooks create --url https://example.com/hooks --events message.delivered,message.bounced",
     'npx herald webhooks create --url https://example.com/hooks --events message.delivered --header "Authorization=Bearer $RECEIVER_KEY" --signature-scheme standard-webhooks',
+    `npx herald webhooks create --url https://example.com/hooks --events message.bounced --filter '{"data.message_type":"transactional"}'`,
   ],
   api: true,
   async run(args, io, deps) {
@@ -70,12 +94,14 @@ const create: Command = {
       description: { type: "string" },
       header: { type: "string", multiple: true },
       "signature-scheme": { type: "string" },
+      filter: { type: "string" },
     });
     positionals(this, rest, []);
     const events = splitList(values.events);
     if (!values.url || !events) throw usageError(this, "--url and --events are required");
     const headers = headerPairs(this, values.header);
     const scheme = signatureScheme(this, values["signature-scheme"]);
+    const filter = values.filter === undefined ? undefined : filterOption(this, values.filter);
     const api = connectApi(io, deps);
     const { data } = await api.call(
       api.client.POST("/api/v1/webhooks", {
@@ -85,6 +111,7 @@ const create: Command = {
           description: values.description,
           ...(headers ? { headers } : {}),
           ...(scheme ? { signature_scheme: scheme } : {}),
+          filter,
         },
       }),
     );
@@ -199,8 +226,9 @@ const enable = showOne(
 
 const update: Command = {
   name: "webhooks update",
-  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--header NAME=VALUE]... [--remove-header NAME]... [--signature-scheme SCHEME] [--enable | --disable] [--json]`,
-  summary: "Change an endpoint's URL, event types, description, custom headers, signature scheme or state.",
+  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--header NAME=VALUE]... [--remove-header NAME]... [--signature-scheme SCHEME] [--filter JSON] [--enable | --disable] [--json]`,
+  summary:
+    "Change an endpoint's URL, event types, description, custom headers, signature scheme, filter or state.",
   options: [
     ["--url URL", "A new URL"],
     ["--events TYPES", "Replace the event types (comma-separated, repeatable)"],
@@ -208,12 +236,14 @@ const update: Command = {
     ["--header NAME=VALUE", "Set a custom header, replacing one of that name; others stay (repeatable)"],
     ["--remove-header NAME", "Stop sending a custom header (repeatable)"],
     ["--signature-scheme SCHEME", "herald-v1 or standard-webhooks"],
+    ["--filter JSON", "Replace the payload filter (a JSON object); --filter null removes it"],
     ["--enable", "Enable the endpoint"],
     ["--disable", "Disable it (disabled_reason: manual); its new events are recorded as skipped"],
     JSON_OPTION,
   ],
   examples: [
     "npx herald webhooks update 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --events message.delivered --disable",
+    `npx herald webhooks update 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --filter '{"data.channel":{"$in":["email","sms"]}}'`,
   ],
   api: true,
   async run(args, io, deps) {
@@ -221,6 +251,7 @@ const update: Command = {
       url: { type: "string" },
       events: { type: "string", multiple: true },
       description: { type: "string" },
+      filter: { type: "string" },
       enable: { type: "boolean", default: false },
       disable: { type: "boolean", default: false },
       header: { type: "string", multiple: true },
@@ -247,11 +278,12 @@ const update: Command = {
       enabled: values.enable ? true : values.disable ? false : undefined,
       headers,
       signature_scheme: signatureScheme(this, values["signature-scheme"]),
+      filter: values.filter === undefined ? undefined : filterOption(this, values.filter),
     };
     if (Object.values(body).every((v) => v === undefined)) {
       throw usageError(
         this,
-        "nothing to change: give --url, --events, --description, --header, --remove-header, --signature-scheme, --enable or --disable",
+        "nothing to change: give --url, --events, --description, --header, --remove-header, --signature-scheme, --filter, --enable or --disable",
       );
     }
     const api = connectApi(io, deps);
@@ -351,6 +383,56 @@ const test: Command = {
   },
 };
 
+const filterTest: Command = {
+  name: "webhooks filter-test",
+  usage: `${ID} --event JSON [--filter JSON] [--json]`,
+  summary: "Say whether the endpoint would get an event, and which filter clauses failed if not.",
+  details:
+    "The event is what POST /events takes ({type, data, resource_id?, occurred_at?}) and is validated the same way; nothing is stored or sent. --filter tries a candidate filter instead of the endpoint's own (null: none) without saving it.",
+  options: [
+    ["--event JSON", "The event to try (required)"],
+    ["--filter JSON", "A candidate filter to try instead of the endpoint's own"],
+    JSON_OPTION,
+  ],
+  examples: [
+    `npx herald webhooks filter-test 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --event '{"type":"message.bounced","data":{"message_id":"6f1c2b9e-8a44-4c1e-9a53-0d5b2f7e1a10","status":"bounced","channel":"email","message_type":"marketing","recipient":"ada@example.com"}}'`,
+  ],
+  api: true,
+  async run(args, io, deps) {
+    const { values, positionals: rest } = parseCommandArgs(this, args, {
+      event: { type: "string" },
+      filter: { type: "string" },
+    });
+    const [id] = positionals(this, rest, [ID]);
+    if (values.event === undefined) throw usageError(this, "--event is required");
+    const event = jsonOption(this, "--event", values.event);
+    if (typeof event !== "object" || event === null || Array.isArray(event)) {
+      throw usageError(
+        this,
+        '--event must be a JSON object such as \'{"type":"message.delivered","data":{...}}\'',
+      );
+    }
+    const filter = values.filter === undefined ? undefined : filterOption(this, values.filter);
+    const api = connectApi(io, deps);
+    const { data } = await api.call(
+      api.client.POST("/api/v1/webhooks/{id}/filter-test", {
+        params: { path: { id: id! } },
+        // The API validates the event and answers 422 with the path of what is wrong.
+        body: { event: event as { type: EventType; data: Record<string, unknown> }, filter },
+      }),
+    );
+    return answer(io, values.json, data, () => {
+      io.out(
+        data.matches
+          ? `Matches: endpoint ${id} would get this event.`
+          : `Does not match: endpoint ${id} would not get this event.`,
+      );
+      io.out(`filter  ${data.filter === null ? "none (every event)" : JSON.stringify(data.filter)}`);
+      for (const r of data.reasons) io.out(`  ✘ ${r.path}: ${r.message}`);
+    });
+  },
+};
+
 const recover: Command = {
   name: "webhooks recover",
   usage: `${ID} --since TIME [--until TIME] [--json]`,
@@ -394,6 +476,6 @@ const recover: Command = {
 
 export const webhooksGroup: CommandGroup = {
   name: "webhooks",
-  summary: "Manage webhook endpoints: register, inspect, change, rotate secrets, test and recover.",
-  commands: [create, list, get, update, rotate, enable, remove, test, recover],
+  summary: "Manage webhook endpoints: register, inspect, change, filter, rotate secrets, test and recover.",
+  commands: [create, list, get, update, rotate, enable, remove, test, filterTest, recover],
 };

@@ -1,4 +1,5 @@
 import type { EventType } from "./event-catalog.ts";
+import type { EventFilter } from "./event-filter.ts";
 import type { SignatureScheme } from "./signature-scheme.ts";
 
 export const DISABLED_REASONS = ["manual", "failing", "gone"] as const;
@@ -37,6 +38,8 @@ export interface Endpoint {
   headers: StoredHeader[];
   /** How its deliveries are signed. */
   signatureScheme: SignatureScheme;
+  /** Only events matching this filter are delivered (docs/adr/0014-payload-filters.md); null: all. */
+  filter: EventFilter | null;
 }
 
 /** The endpoint after being switched on: enabled, reason and failure streak cleared. */

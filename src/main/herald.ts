@@ -107,7 +107,6 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     signal: { notify: () => dispatcher?.wake() },
     policy: { allowHttpUrls: config.allowHttpUrls, allowPrivateNetworks: config.allowPrivateNetworks },
   };
-  const events = eventUseCases(deps);
   const prometheus = createPrometheusMetrics(async () => {
     const now = systemClock.now();
     const s = await repos.deliveries.dueStats(now);
@@ -117,6 +116,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     };
   });
   const { metrics, render } = prometheus;
+  const events = eventUseCases(deps, prometheus.fanOut);
   onDbCommand = prometheus.dbCommand;
   const tokens = tokenUseCases({ tokens: repos.tokens, clock: systemClock, ids: systemIds });
   const endpoints = endpointUseCases(deps);

@@ -3,6 +3,7 @@ import { type ApiTarget, suiteContext } from "./suite/context.ts";
 import { deliveryCases } from "./suite/deliveries.ts";
 import { errorCases } from "./suite/errors.ts";
 import { eventCases } from "./suite/events.ts";
+import { filterCases } from "./suite/filters.ts";
 import { operationCases } from "./suite/operations.ts";
 import { tenancyCases } from "./suite/tenancy.ts";
 import { testEventCases } from "./suite/test-events.ts";
@@ -22,6 +23,7 @@ export function apiSuite(makeTarget: () => Promise<ApiTarget>): void {
   eventCases(s);
   deliveryCases(s);
   testEventCases(s);
+  filterCases(s);
   tenancyCases(s);
   errorCases(s);
   authCases(s);

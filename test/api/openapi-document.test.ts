@@ -67,6 +67,7 @@ describe("the OpenAPI document", () => {
       "POST /api/v1/webhooks",
       "POST /api/v1/webhooks/deliveries/{delivery_id}/retry",
       "POST /api/v1/webhooks/{id}/enable",
+      "POST /api/v1/webhooks/{id}/filter-test",
       "POST /api/v1/webhooks/{id}/recover",
       "POST /api/v1/webhooks/{id}/rotate",
       "POST /api/v1/webhooks/{id}/test",
@@ -95,6 +96,7 @@ describe("the OpenAPI document", () => {
     expect(create.requestBody?.required).toBe(true);
     expect(doc.paths["/api/v1/events"]!.post!.requestBody?.required).toBe(true);
     expect(doc.paths["/api/v1/webhooks/{id}"]!.patch!.requestBody?.required).toBe(true);
+    expect(doc.paths["/api/v1/webhooks/{id}/filter-test"]!.post!.requestBody?.required).toBe(true);
 
     for (const path of ["/healthz", "/readyz", "/metrics"]) {
       expect(doc.paths[path]?.get, path).toBeDefined();
@@ -108,6 +110,9 @@ describe("the OpenAPI document", () => {
         "Event",
         "Problem",
         "ValidationProblem",
+        "EventFilter",
+        "FilterTestRequest",
+        "FilterTestResult",
       ]),
     );
   });

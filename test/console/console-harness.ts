@@ -43,7 +43,7 @@ export async function makeConsoleHarness(options: { frameAncestors?: string[]; l
     policy: { allowHttpUrls: true, allowPrivateNetworks: true },
   };
   const tokens = tokenUseCases({ tokens: repos.tokens, clock, ids: systemIds });
-  const events = eventUseCases(deps);
+  const events = eventUseCases(deps, { eventsFiltered() {} });
   const endpoints = endpointUseCases(deps);
   const app: HttpApp = createHttpApp({
     endpoints,

@@ -448,6 +448,45 @@ describe("console: endpoint state", () => {
   });
 });
 
+describe("console: endpoint filter", () => {
+  it("shows the endpoint's filter, escaped, and keeps it when the settings form is saved", async () => {
+    const h = await makeConsoleHarness();
+    const { b, token } = await h.signedIn();
+    const e = await createEndpoint(h, token);
+    expect(await (await b.get(`/console/endpoints/${e.id}`)).text()).toContain(
+      "<dt>Filter</dt><dd>none: every event of its types</dd>",
+    );
+    const filter = { "data.metadata.note": { $regex: "<script>" }, "data.channel": "email" };
+    const patched = await h.api(token, `/webhooks/${e.id}`, {
+      method: "PATCH",
+      body: JSON.stringify({ filter }),
+    });
+    expect(patched.status).toBe(200);
+    const page = await (await b.get(`/console/endpoints/${e.id}`)).text();
+    const shown = /<pre class="code" id="filter"[^>]*>([^<]*)<\/pre>/.exec(page)?.[1];
+    expect(shown).toBe(
+      JSON.stringify(filter, null, 2)
+        .replaceAll("&", "&amp;")
+        .replaceAll("<", "&lt;")
+        .replaceAll(">", "&gt;")
+        .replaceAll('"', "&quot;"),
+    );
+    expect(page).not.toContain("<script>");
+    const saved = await b.post(`/console/endpoints/${e.id}/update`, {
+      _csrf: await b.csrf(),
+      url: HOOK,
+      description: "renamed",
+      events: ["message.delivered"],
+    });
+    expect(saved.status).toBe(303);
+    const after = (await (await h.api(token, `/webhooks/${e.id}`)).json()) as {
+      filter: unknown;
+      description: string;
+    };
+    expect(after).toMatchObject({ filter, description: "renamed" });
+  });
+});
+
 describe("console: tenancy", () => {
   it("shows a project nothing of another's, in any page or action", async () => {
     const h = await makeConsoleHarness();

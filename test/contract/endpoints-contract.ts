@@ -294,5 +294,57 @@ export function endpointContract(store: () => Repositories): void {
       read?.events.push("message.failed");
       expect((await store().endpoints.get(scope, e.id))?.events).toEqual(["message.delivered"]);
     });
+
+    // A filter's keys start with $ and hold dots, which a document store reads as operators and paths.
+    const FILTER = {
+      "data.channel": { $in: ["email", "sms"] },
+      $or: [{ "data.metadata.tier": "gold" }, { "data.status": { $not: { $regex: "^bou", $options: "i" } } }],
+      occurred_at: { $gte: "2026-11-21T10:00:00Z" },
+      "data.metadata.a.b": { $exists: true, $ne: null },
+      type: { $nin: [] },
+    };
+
+    it("returns a filter exactly as it was given: operators, dotted keys, nulls, empty arrays", async () => {
+      const scope = newScope();
+      const e = anEndpoint(scope, { filter: FILTER });
+      await store().endpoints.insert(e);
+      expect(await store().endpoints.get(scope, e.id)).toEqual(e);
+      expect((await store().endpoints.getMany([e.id]))[0]?.filter).toEqual(FILTER);
+      expect((await store().endpoints.listSubscribed(scope, "message.delivered"))[0]?.filter).toEqual(FILTER);
+      const listed = await store().endpoints.list(scope, {}, { limit: 10, cursor: null });
+      expect(listed.data[0]?.filter).toEqual(FILTER);
+    });
+
+    it("update sets, replaces and (with null) removes a filter; an update without one keeps it", async () => {
+      const scope = newScope();
+      const e = anEndpoint(scope);
+      await store().endpoints.insert(e);
+      const set = await store().endpoints.update(scope, e.id, { filter: FILTER, updatedAt: at(1) });
+      expect(set).toEqual({ ...e, filter: FILTER, updatedAt: at(1) });
+      const kept = await store().endpoints.update(scope, e.id, { description: "x", updatedAt: at(2) });
+      expect(kept?.filter).toEqual(FILTER);
+      const replaced = await store().endpoints.update(scope, e.id, {
+        filter: { type: "message.delivered" },
+        updatedAt: at(3),
+      });
+      expect(replaced?.filter).toEqual({ type: "message.delivered" });
+      const removed = await store().endpoints.update(scope, e.id, { filter: null, updatedAt: at(4) });
+      expect(removed?.filter).toBeNull();
+      expect((await store().endpoints.get(scope, e.id))?.filter).toBeNull();
+    });
+
+    it("keeps a stored filter apart from the objects callers hold", async () => {
+      const scope = newScope();
+      const filter = { "data.channel": { $in: ["email"] } };
+      const e = anEndpoint(scope, { filter });
+      await store().endpoints.insert(e);
+      filter["data.channel"].$in.push("sms");
+      const read = await store().endpoints.get(scope, e.id);
+      expect(read?.filter).not.toBeNull();
+      (read!.filter!["data.channel"] as { $in: string[] }).$in.push("push");
+      expect((await store().endpoints.get(scope, e.id))?.filter).toEqual({
+        "data.channel": { $in: ["email"] },
+      });
+    });
   });
 }

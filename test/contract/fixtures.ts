@@ -29,6 +29,7 @@ export function anEndpoint(scope: Scope, over: Partial<Endpoint> = {}): Endpoint
     failingSince: null,
     headers: [],
     signatureScheme: "herald-v1",
+    filter: null,
     ...over,
   };
 }

@@ -5,6 +5,7 @@ import { MongoDeliveries } from "../../src/adapters/mongo/deliveries.ts";
 import type { DeliveryDoc, EndpointDoc } from "../../src/adapters/mongo/documents.ts";
 import { connectMongo } from "../../src/adapters/mongo/index.ts";
 import { ensureIndexes, INDEXES } from "../../src/adapters/mongo/indexes.ts";
+import { endpointToDoc } from "../../src/adapters/mongo/mappers.ts";
 import { StoreUnavailableError } from "../../src/app/ports/store.ts";
 import { shardOf } from "../../src/domain/shards.ts";
 import { freshMongoRepositories } from "../support/mongo.ts";
@@ -21,6 +22,26 @@ consoleContract("mongo", async () => {
 });
 
 describe("mongo adapter", () => {
+  it("reads an endpoint stored before filters existed (no filter field) as having none", async () => {
+    const fresh = await freshMongoRepositories("herald_test_filter_upgrade");
+    try {
+      const scope = newScope();
+      const e = anEndpoint(scope);
+      const { filter: _none, ...old } = endpointToDoc(e);
+      await fresh.db.collection<EndpointDoc>(COLLECTIONS.endpoints).insertOne(old);
+      expect(await fresh.repos.endpoints.get(scope, e.id)).toEqual({ ...e, filter: null });
+      const withFilter = await fresh.repos.endpoints.update(scope, e.id, {
+        filter: { "data.status": { $in: ["bounced"] } },
+        updatedAt: at(1),
+      });
+      expect(withFilter?.filter).toEqual({ "data.status": { $in: ["bounced"] } });
+      const raw = await fresh.db.collection<EndpointDoc>(COLLECTIONS.endpoints).findOne({ _id: e.id });
+      expect(raw?.filter).toBe('{"data.status":{"$in":["bounced"]}}');
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+
   it("creates every index, and creating them again changes nothing", async () => {
     const fresh = await freshMongoRepositories("herald_test_indexes");
     try {

@@ -4,6 +4,7 @@ import { createHttpApp } from "../../src/adapters/http/app.ts";
 import type { HttpApp, HttpDeps } from "../../src/adapters/http/env.ts";
 import { createJsonLogger } from "../../src/adapters/json-logger.ts";
 import { createMemoryRepositories } from "../../src/adapters/memory/repositories.ts";
+import { createPrometheusMetrics } from "../../src/adapters/metrics/prometheus.ts";
 import { systemIds } from "../../src/adapters/system.ts";
 import type { RateLimit } from "../../src/app/config.ts";
 import { deliveryUseCases } from "../../src/app/deliveries.ts";
@@ -95,7 +96,12 @@ export async function makeApiHarness(options: ApiHarnessOptions = {}): Promise<A
   };
   const tokens = tokenUseCases({ tokens: tokenRepos.tokens, clock, ids: systemIds });
   const logLines: string[] = [];
-  const events = eventUseCases(appDeps);
+  // The real exposition, so the suite can read counters such as herald_events_filtered_total.
+  const prometheus = createPrometheusMetrics(async () => {
+    const s = await repos.deliveries.dueStats(clock.now());
+    return { dueBacklog: s.count, oldestDueAgeSeconds: 0 };
+  });
+  const events = eventUseCases(appDeps, prometheus.fanOut);
   const base: HttpDeps = {
     endpoints: endpointUseCases(appDeps),
     events,
@@ -103,7 +109,7 @@ export async function makeApiHarness(options: ApiHarnessOptions = {}): Promise<A
     tools: endpointTools(appDeps, events),
     tokens,
     ping: () => repos.ping(),
-    metrics: async () => "# HELP herald_up Whether Herald is up.\n# TYPE herald_up gauge\nherald_up 1\n",
+    metrics: prometheus.render,
     logger: createJsonLogger("debug", (line) => logLines.push(line)),
     version: "0.0.0-test",
     rateLimit: options.rateLimit ?? null,

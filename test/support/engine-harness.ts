@@ -8,6 +8,7 @@ import { createEngine, type EngineOptions } from "../../src/app/engine/engine.ts
 import { eventUseCases } from "../../src/app/events.ts";
 import { silentLogger } from "../../src/app/logger.ts";
 import { maintenanceJobs } from "../../src/app/maintenance.ts";
+import type { FanOutMetrics } from "../../src/app/ports/events.ts";
 import type { Scope } from "../../src/app/ports/paging.ts";
 import type { DeliveryMetrics, DeliveryRequest, Sender } from "../../src/app/ports/sending.ts";
 import type { Repositories } from "../../src/app/ports/store.ts";
@@ -56,7 +57,12 @@ export function scriptedSender(script: Script = () => ({ ok: true, responseStatu
 }
 
 export function countingMetrics() {
-  const seen = { attempts: [] as { status: string; error: string | null }[], disabled: [] as string[] };
+  const seen = {
+    attempts: [] as { status: string; error: string | null }[],
+    disabled: [] as string[],
+    /** Endpoints left out of fan-outs by their filter, per event type. */
+    filtered: {} as Record<string, number>,
+  };
   const metrics: DeliveryMetrics = {
     attempt: (o) => seen.attempts.push({ status: o.status, error: o.error }),
     leaseRecovered: () => {},
@@ -64,7 +70,12 @@ export function countingMetrics() {
     endpointDisabled: (r) => seen.disabled.push(r),
     publishToAttempt: () => {},
   };
-  return { metrics, seen };
+  const fanOut: FanOutMetrics = {
+    eventsFiltered: (type, n) => {
+      seen.filtered[type] = (seen.filtered[type] ?? 0) + n;
+    },
+  };
+  return { metrics, fanOut, seen };
 }
 
 export const SCOPE: Scope = {
@@ -97,7 +108,7 @@ export async function engineHarness(
   };
   const cipher = await createAesGcmCipher(crypto.getRandomValues(new Uint8Array(32)));
   const sender = opts.sender ?? scriptedSender();
-  const { metrics, seen } = countingMetrics();
+  const { metrics, fanOut, seen } = countingMetrics();
   let wakes = 0;
   const dispatcher = createEngine({
     repos,
@@ -129,7 +140,7 @@ export async function engineHarness(
     },
     policy: { allowHttpUrls: false, allowPrivateNetworks: false },
   };
-  const events = eventUseCases(deps);
+  const events = eventUseCases(deps, fanOut);
   const jobs = maintenanceJobs({
     repos,
     clock,

@@ -26,6 +26,7 @@ const endpoint: Endpoint = {
   failingSince: null,
   headers: [],
   signatureScheme: "herald-v1",
+  filter: null,
 };
 
 describe("endpoint state", () => {

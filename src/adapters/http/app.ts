@@ -21,6 +21,7 @@ import * as portalSessions from "./routes/portal-sessions/index.ts";
 import * as createWebhook from "./routes/webhooks/create.ts";
 import * as deleteWebhook from "./routes/webhooks/delete.ts";
 import * as enableWebhook from "./routes/webhooks/enable.ts";
+import * as testWebhookFilter from "./routes/webhooks/filter-test.ts";
 import * as getWebhook from "./routes/webhooks/get.ts";
 import * as listWebhooks from "./routes/webhooks/list.ts";
 import * as recoverWebhook from "./routes/webhooks/recover.ts";
@@ -46,6 +47,7 @@ const API_ROUTES = [
   rotateWebhook,
   enableWebhook,
   sendTestEvent,
+  testWebhookFilter,
   recoverWebhook,
   deleteWebhook,
   publishEvent,

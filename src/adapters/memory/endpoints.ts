@@ -12,6 +12,7 @@ const endpointCopy = (e: Endpoint): Endpoint => ({
   events: [...e.events],
   secrets: e.secrets.map((s) => ({ ...s })),
   headers: e.headers.map((h) => ({ ...h })),
+  filter: e.filter === null ? null : structuredClone(e.filter),
 });
 
 export class MemoryEndpoints implements EndpointRepository {

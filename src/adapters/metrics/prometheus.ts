@@ -1,3 +1,4 @@
+import type { FanOutMetrics } from "../../app/ports/events.ts";
 import type { DeliveryMetrics } from "../../app/ports/sending.ts";
 
 const BUCKETS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
@@ -38,6 +39,7 @@ export function createPrometheusMetrics(
   let dbDocumentsWritten = 0;
   const attemptLatency = new Histogram();
   const publishLatency = new Histogram();
+  const filtered = new Map<string, number>();
 
   const metrics: DeliveryMetrics = {
     attempt({ status, error, durationMs }) {
@@ -56,6 +58,12 @@ export function createPrometheusMetrics(
     },
     publishToAttempt(ms) {
       publishLatency.observe(ms);
+    },
+  };
+
+  const fanOut: FanOutMetrics = {
+    eventsFiltered(type, endpoints) {
+      filtered.set(type, (filtered.get(type) ?? 0) + endpoints);
     },
   };
 
@@ -102,6 +110,11 @@ export function createPrometheusMetrics(
     for (const reason of ["gone", "failing"]) {
       lines.push(`herald_endpoints_disabled_total{reason="${reason}"} ${disabled.get(reason) ?? 0}`);
     }
+    lines.push(
+      "# HELP herald_events_filtered_total Events not delivered to a subscribed endpoint because its filter did not match, counted per endpoint, by event type.",
+    );
+    lines.push("# TYPE herald_events_filtered_total counter");
+    for (const [type, n] of filtered) lines.push(`herald_events_filtered_total{type="${label(type)}"} ${n}`);
     try {
       const g = await gauges();
       lines.push("# HELP herald_due_backlog Pending deliveries that are due now.");
@@ -116,5 +129,5 @@ export function createPrometheusMetrics(
     return `${lines.join("\n")}\n`;
   }
 
-  return { metrics, render, dbCommand };
+  return { metrics, fanOut, render, dbCommand };
 }

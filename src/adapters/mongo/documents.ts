@@ -31,6 +31,8 @@ export interface EndpointDoc {
   // Absent on endpoints written before custom headers and signature schemes: none, herald-v1.
   headers?: HeaderDoc[];
   signature_scheme?: SignatureScheme;
+  /** The payload filter as JSON text (its keys hold $ and dots); absent or null: none. */
+  filter?: string | null;
 }
 
 export interface EventDoc {

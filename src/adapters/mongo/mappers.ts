@@ -3,6 +3,7 @@ import type { StoredEvent } from "../../app/ports/events.ts";
 import type { IdempotencyRecord, TokenRecord } from "../../app/ports/tokens.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import type { Endpoint, StoredHeader, StoredSecret } from "../../domain/endpoint.ts";
+import type { EventFilter } from "../../domain/event-filter.ts";
 import { shardOf } from "../../domain/shards.ts";
 import { DEFAULT_SIGNATURE_SCHEME } from "../../domain/signature-scheme.ts";
 import type {
@@ -19,6 +20,8 @@ const secretToDoc = (s: StoredSecret): SecretDoc => ({ sealed: s.sealed, expires
 const secretFromDoc = (s: SecretDoc): StoredSecret => ({ sealed: s.sealed, expiresAt: s.expires_at });
 const headerToDoc = (h: StoredHeader): HeaderDoc => ({ name: h.name, sealed: h.sealed });
 const headerFromDoc = (h: HeaderDoc): StoredHeader => ({ name: h.name, sealed: h.sealed });
+// Stored as text: a filter's keys start with $ and hold dots, which stores treat as operators and paths.
+const filterToDoc = (f: EventFilter | null): string | null => (f === null ? null : JSON.stringify(f));
 
 export function endpointToDoc(e: Endpoint): EndpointDoc {
   return {
@@ -36,6 +39,7 @@ export function endpointToDoc(e: Endpoint): EndpointDoc {
     failing_since: e.failingSince,
     headers: e.headers.map(headerToDoc),
     signature_scheme: e.signatureScheme,
+    filter: filterToDoc(e.filter),
   };
 }
 
@@ -55,6 +59,7 @@ export function endpointFromDoc(d: EndpointDoc): Endpoint {
     failingSince: d.failing_since,
     headers: (d.headers ?? []).map(headerFromDoc),
     signatureScheme: d.signature_scheme ?? DEFAULT_SIGNATURE_SCHEME,
+    filter: d.filter ? (JSON.parse(d.filter) as EventFilter) : null,
   };
 }
 
@@ -70,6 +75,7 @@ export function endpointPatchToSet(p: EndpointPatch): Partial<EndpointDoc> {
   if (p.failingSince !== undefined) set.failing_since = p.failingSince;
   if (p.headers !== undefined) set.headers = p.headers.map(headerToDoc);
   if (p.signatureScheme !== undefined) set.signature_scheme = p.signatureScheme;
+  if (p.filter !== undefined) set.filter = filterToDoc(p.filter);
   return set;
 }
 

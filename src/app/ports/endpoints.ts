@@ -21,6 +21,7 @@ export type EndpointPatch = Partial<
     | "failingSince"
     | "headers"
     | "signatureScheme"
+    | "filter"
   >
 > & { updatedAt: Date };
 

@@ -18,6 +18,12 @@ export interface StoredEvent {
   fanoutPending: boolean;
 }
 
+/** What fan-out reports for /metrics. */
+export interface FanOutMetrics {
+  /** Subscribed endpoints an event of this type was not fanned out to, because their filter did not match. */
+  eventsFiltered(type: EventType, endpoints: number): void;
+}
+
 export interface EventRepository {
   /** Inserts the event; false (and nothing written) when an event with that id exists already. */
   insert(event: StoredEvent): Promise<boolean>;

@@ -40,6 +40,7 @@ export const WEBHOOK_KEYS = [
   "enabled",
   "events",
   "headers",
+  "filter",
   "id",
   "signature_scheme",
   "updated_at",

@@ -33,6 +33,7 @@ export function operationCases(s: Suite): void {
           "/api/v1/webhooks/{id}/rotate",
           "/api/v1/webhooks/{id}/enable",
           "/api/v1/webhooks/{id}/test",
+          "/api/v1/webhooks/{id}/filter-test",
           "/api/v1/webhooks/{id}/recover",
           "/api/v1/webhooks/{id}/deliveries",
           "/api/v1/webhooks/deliveries/{delivery_id}",

@@ -55,6 +55,11 @@ export function endpointPage(base: string, csrf: string, e: Endpoint): Html {
       : html`${e.headers.map((h) => html`<code>${h.name}: ${HEADER_VALUE_MASK}</code><br />`)}
 <span class="muted small">Values are encrypted at rest and never shown.</span>`
   }</dd>
+<dt>Filter</dt><dd>${
+    e.filter === null
+      ? "none: every event of its types"
+      : html`<pre class="code" id="filter" tabindex="0" aria-label="Filter">${JSON.stringify(e.filter, null, 2)}</pre><span class="muted small">Only matching events are delivered. Change it with <code>PATCH /api/v1/webhooks/${e.id}</code> or <code>npx herald webhooks update ${e.id} --filter '…'</code>; try it with <code>webhooks filter-test</code>.</span>`
+  }</dd>
 <dt>Failure streak</dt><dd>${e.failingSince ? html`failing since ${time(e.failingSince)}` : "none"}</dd>
 <dt>Created</dt><dd>${time(e.createdAt)}</dd>
 <dt>Updated</dt><dd>${time(e.updatedAt)}</dd>

@@ -16,5 +16,6 @@ export function presentWebhook(e: Endpoint): WebhookJson {
     disabled_reason: e.disabledReason,
     signature_scheme: e.signatureScheme,
     headers: maskedHeaders(e.headers),
+    filter: e.filter,
   };
 }

@@ -80,6 +80,31 @@ const signatureScheme = z.enum(SIGNATURE_SCHEMES).openapi({
     "How deliveries are signed. `herald-v1`: X-Webhook-Id, X-Webhook-Timestamp and X-Webhook-Signature (`v1=` + hex HMAC-SHA256 of `<timestamp>.<body>`, keyed with the whole `whsec_` string). `standard-webhooks`: webhook-id, webhook-timestamp and webhook-signature (`v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, keyed with the base64-decoded part after `whsec_`), as the Standard Webhooks specification defines them. Same secret, two signatures during a rotation grace period, in either scheme.",
 });
 
+/** A payload filter: checked by the use case (operators, limits, data fields), so only its shape here. */
+export const EventFilterSchema = z
+  .preprocess(
+    (filter, ctx) => {
+      // zod copies a record key by key and drops a "__proto__" key: refused here, before it is lost.
+      if (typeof filter === "object" && filter !== null && Object.hasOwn(filter, "__proto__")) {
+        ctx.issues.push({
+          code: "custom",
+          path: ["__proto__"],
+          message: "is not a field a filter can name",
+          input: filter,
+        });
+      }
+      return filter;
+    },
+    z.record(z.string(), z.unknown()),
+  )
+  .openapi("EventFilter", {
+    description:
+      "Only events matching this MongoDB-style query over the envelope are delivered (no filter: every event). Fields: `type`, `resource_id`, `occurred_at` (compared as an instant), `data.<path>` (a field of the endpoint's event types). Operators: `$eq $ne $in $nin $gt $gte $lt $lte $exists $regex` (`$options`: i, m, s) `$not` on a field, `$and $or $nor` on clauses. Values compare only with values of the same JSON type. At most 4096 bytes, 10 levels, 200 keys and items, 8 `$regex` of at most 256 characters (no backreferences or lookaround).",
+    example: { "data.channel": "email", "data.message_type": { $ne: "marketing" } },
+  });
+
+const filter = EventFilterSchema.nullable();
+
 export const CreateWebhookSchema = z
   .strictObject({
     url,
@@ -87,6 +112,7 @@ export const CreateWebhookSchema = z
     description: description.optional(),
     headers: createHeaders.optional(),
     signature_scheme: signatureScheme.optional().openapi({ default: DEFAULT_SIGNATURE_SCHEME }),
+    filter: filter.optional(),
   })
   .openapi("CreateWebhookRequest");
 
@@ -98,9 +124,12 @@ export const UpdateWebhookSchema = z
     enabled: z.boolean().optional().openapi({ description: "false disables the endpoint (`manual`)." }),
     headers: changeHeaders.optional(),
     signature_scheme: signatureScheme.optional(),
+    // A new filter replaces the old one; null removes it.
+    filter: filter.optional(),
   })
   .refine((o) => Object.values(o).some((v) => v !== undefined), {
-    error: "must contain at least one of url, events, description, enabled, headers, signature_scheme",
+    error:
+      "must contain at least one of url, events, description, enabled, headers, signature_scheme, filter",
   })
   .openapi("UpdateWebhookRequest", { minProperties: 1 });
 
@@ -129,6 +158,7 @@ export const WebhookSchema = z
       example: { Authorization: HEADER_VALUE_MASK },
       description: `The custom headers sent with every delivery, each value shown as ${HEADER_VALUE_MASK}.`,
     }),
+    filter,
   })
   .openapi("Webhook", {
     description: "A registered endpoint. The secret is never shown again; custom header values never at all.",

@@ -13,7 +13,7 @@ export const route = createRoute({
   tags: ["Webhooks"],
   summary: "Change an endpoint",
   description:
-    "Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`). `headers` is merged: a value sets a header, null removes one, headers not named stay.",
+    "Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`). `headers` is merged: a value sets a header, null removes one, headers not named stay. `filter` replaces the payload filter; `filter: null` removes it.",
   security: BEARER_AUTH,
   middleware: jsonBody,
   request: {
