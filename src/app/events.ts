@@ -2,6 +2,7 @@ import type { Delivery } from "../domain/delivery.ts";
 import { sha256Hex } from "../domain/encoding.ts";
 import type { Endpoint } from "../domain/endpoint.ts";
 import { buildEnvelope, type Envelope, newEventId, serializeEnvelope } from "../domain/envelope.ts";
+import { subjectsOf } from "../domain/erasure.ts";
 import { DomainError, invalid, notFound } from "../domain/errors.ts";
 import { firstDeliveryId } from "../domain/ids.ts";
 import { createBatcher } from "./batcher.ts";
@@ -57,6 +58,7 @@ export async function firstDeliveries(
       attemptedAt: null,
       nextAttemptAt: null,
       createdAt: now,
+      erasedAt: null,
     }),
   );
 }
@@ -68,7 +70,7 @@ export function envelopeOf(event: StoredEvent): Envelope {
 
 /** Accepting events from the publisher and fanning them out to subscribed endpoints. */
 export function eventUseCases(deps: AppDeps) {
-  const { repos, clock, ids, signal } = deps;
+  const { repos, clock, ids, signal, subjects } = deps;
 
   const fanoutDone = createBatcher<string>((ids) => repos.events.markFannedOut(ids), 20);
 
@@ -91,6 +93,8 @@ export function eventUseCases(deps: AppDeps) {
     targets: readonly Endpoint[],
     now: Date,
   ): Promise<Delivery[] | null> {
+    // What erasure finds the event by (ADR 15): its resource id, and a keyed hash of its recipient.
+    const about = subjectsOf(envelope);
     const event: StoredEvent = {
       id: envelope.id,
       tenantId: scope.tenantId,
@@ -101,6 +105,8 @@ export function eventUseCases(deps: AppDeps) {
       createdAt: now,
       targets: targets.map((e) => e.id),
       fanoutPending: targets.length > 0,
+      resourceId: about.resourceId,
+      recipientKey: about.recipient === null ? null : await subjects.recipientKey(scope, about.recipient),
     };
     if (!(await repos.events.insert(event))) return null;
     if (targets.length === 0) return [];

@@ -43,6 +43,8 @@ export function anEvent(scope: Scope, over: Partial<StoredEvent> = {}): StoredEv
     createdAt: T0,
     targets: [],
     fanoutPending: true,
+    resourceId: uuid(),
+    recipientKey: null,
     ...over,
   };
 }
@@ -67,6 +69,7 @@ export function aDelivery(scope: Scope, over: Partial<Delivery> = {}): Delivery 
     attemptedAt: null,
     nextAttemptAt: null,
     createdAt: T0,
+    erasedAt: null,
     ...over,
   };
 }

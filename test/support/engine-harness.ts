@@ -1,4 +1,5 @@
 import { createAesGcmCipher } from "../../src/adapters/crypto/aes-gcm-cipher.ts";
+import { createSubjectKeys } from "../../src/adapters/crypto/subject-keys.ts";
 import { createMemoryRepositories } from "../../src/adapters/memory/repositories.ts";
 import { deliveryUseCases } from "../../src/app/deliveries.ts";
 import type { AppDeps } from "../../src/app/deps.ts";
@@ -121,6 +122,7 @@ export async function engineHarness(
     clock,
     ids,
     cipher,
+    subjects: await createSubjectKeys(crypto.getRandomValues(new Uint8Array(32))),
     signal: {
       notify: () => {
         wakes++;

@@ -3,6 +3,7 @@ import { type Repositories, StoreUnavailableError } from "../../app/ports/store.
 import { collectionsOf } from "./collections.ts";
 import { MongoDeliveries } from "./deliveries.ts";
 import { MongoEndpoints } from "./endpoints.ts";
+import { MongoErasures, MongoSettings } from "./erasures.ts";
 import { guarded, translate } from "./errors.ts";
 import { MongoEvents } from "./events.ts";
 import { MongoIdempotency } from "./idempotency.ts";
@@ -66,6 +67,8 @@ export async function createMongoRepositories(db: Db, client: MongoClient): Prom
     shards: guarded(new MongoShards(c.shardLeases, c.processes)),
     tokens: guarded(new MongoTokens(c.tokens)),
     idempotency: guarded(new MongoIdempotency(c.idempotency)),
+    erasures: guarded(new MongoErasures(c.erasures)),
+    settings: guarded(new MongoSettings(c.projectSettings)),
     async ping() {
       try {
         await withDeadline(db.command({ ping: 1 }), PING_DEADLINE_MS);
