@@ -1,6 +1,7 @@
 import { authCases } from "./suite/auth.ts";
 import { type ApiTarget, suiteContext } from "./suite/context.ts";
 import { deliveryCases } from "./suite/deliveries.ts";
+import { erasureCases } from "./suite/erasures.ts";
 import { errorCases } from "./suite/errors.ts";
 import { eventCases } from "./suite/events.ts";
 import { operationCases } from "./suite/operations.ts";
@@ -11,7 +12,7 @@ import { webhookCases } from "./suite/webhooks.ts";
 export type { ApiTarget } from "./suite/context.ts";
 
 /**
- * The API suite: every call of CONTRACT §4, its errors, and tenancy. Runs against any target (the app
+ * The API suite: every call of CONTRACT §4, erasures and settings (ADR 15), their errors, and tenancy. Runs against any target (the app
  * in-process, a Node server, a real Herald process on each runtime); one file per resource in suite/.
  */
 export function apiSuite(makeTarget: () => Promise<ApiTarget>): void {
@@ -20,6 +21,7 @@ export function apiSuite(makeTarget: () => Promise<ApiTarget>): void {
   eventCases(s);
   deliveryCases(s);
   testEventCases(s);
+  erasureCases(s);
   tenancyCases(s);
   errorCases(s);
   authCases(s);

@@ -6,12 +6,14 @@ import type { AppDeps } from "../../src/app/deps.ts";
 import { endpointTools } from "../../src/app/endpoint-tools.ts";
 import { endpointUseCases } from "../../src/app/endpoints.ts";
 import { createEngine, type EngineOptions } from "../../src/app/engine/engine.ts";
+import { erasureUseCases } from "../../src/app/erasures.ts";
 import { eventUseCases } from "../../src/app/events.ts";
 import { silentLogger } from "../../src/app/logger.ts";
 import { maintenanceJobs } from "../../src/app/maintenance.ts";
 import type { Scope } from "../../src/app/ports/paging.ts";
 import type { DeliveryMetrics, DeliveryRequest, Sender } from "../../src/app/ports/sending.ts";
 import type { Repositories } from "../../src/app/ports/store.ts";
+import { settingsUseCases } from "../../src/app/settings.ts";
 import type { SendOutcome } from "../../src/domain/delivery.ts";
 
 /** A clock the test moves by hand. */
@@ -152,6 +154,8 @@ export async function engineHarness(
     events,
     deliveries: deliveryUseCases(deps),
     tools: endpointTools(deps, events),
+    erasures: erasureUseCases(deps),
+    settings: settingsUseCases({ settings: repos.settings, clock, maxRetentionMs: 30 * 86_400_000 }),
     wakes: () => wakes,
     /** Wakes the dispatcher and waits until everything due has been sent and recorded. */
     async drain() {
