@@ -18,6 +18,10 @@ export type PublishedEvent = components["schemas"]["PublishedEvent"];
 export type TestDelivery = components["schemas"]["TestDelivery"];
 /** How many deliveries a recovery queued, and the window it applied (`POST /webhooks/{id}/recover`). */
 export type Recovery = components["schemas"]["Recovery"];
+/** One erasure and what it removed (`POST /erasures`). */
+export type Erasure = components["schemas"]["Erasure"];
+/** The project's settings (`GET /settings`): its own retention, and what applies. */
+export type Settings = components["schemas"]["Settings"];
 /** An event type of the catalog. */
 export type EventType = components["schemas"]["EventType"];
 /** An RFC 9457 problem document, as every error is answered. */
