@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import openapiTS, { astToString, COMMENT_HEADER } from "openapi-typescript";
 import { createAesGcmCipher } from "../src/adapters/crypto/aes-gcm-cipher.ts";
+import { createSubjectKeys } from "../src/adapters/crypto/subject-keys.ts";
 import { createHttpApp } from "../src/adapters/http/app.ts";
 import { openApiDocument } from "../src/adapters/http/openapi.ts";
 import { createMemoryRepositories } from "../src/adapters/memory/repositories.ts";
@@ -9,8 +10,10 @@ import { deliveryUseCases } from "../src/app/deliveries.ts";
 import type { AppDeps } from "../src/app/deps.ts";
 import { endpointTools } from "../src/app/endpoint-tools.ts";
 import { endpointUseCases } from "../src/app/endpoints.ts";
+import { erasureUseCases } from "../src/app/erasures.ts";
 import { eventUseCases } from "../src/app/events.ts";
 import { silentLogger } from "../src/app/logger.ts";
+import { settingsUseCases } from "../src/app/settings.ts";
 import { tokenUseCases } from "../src/app/tokens.ts";
 
 export const OPENAPI_PATH = "openapi/openapi.json";
@@ -29,6 +32,7 @@ export async function buildOpenApiDocument(version = packageVersion()) {
     clock: systemClock,
     ids: systemIds,
     cipher: await createAesGcmCipher(new Uint8Array(32)),
+    subjects: await createSubjectKeys(new Uint8Array(32)),
     signal: { notify() {} },
     policy: { allowHttpUrls: false, allowPrivateNetworks: false },
   };
@@ -39,6 +43,8 @@ export async function buildOpenApiDocument(version = packageVersion()) {
     deliveries: deliveryUseCases(deps),
     tools: endpointTools(deps, events),
     tokens: tokenUseCases({ tokens: repos.tokens, clock: systemClock, ids: systemIds }),
+    erasures: erasureUseCases(deps),
+    settings: settingsUseCases({ settings: repos.settings, clock: systemClock, maxRetentionMs: 86_400_000 }),
     ping: () => repos.ping(),
     metrics: async () => "",
     logger: silentLogger,

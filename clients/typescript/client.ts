@@ -24,6 +24,10 @@ export type Recovery = components["schemas"]["Recovery"];
 export type EventFilter = components["schemas"]["EventFilter"];
 /** Whether an endpoint would get a delivery for an event, and why not (`POST /webhooks/{id}/filter-test`). */
 export type FilterTestResult = components["schemas"]["FilterTestResult"];
+/** One erasure and what it removed (`POST /erasures`). */
+export type Erasure = components["schemas"]["Erasure"];
+/** The project's settings (`GET /settings`): its own retention, and what applies. */
+export type Settings = components["schemas"]["Settings"];
 /** An event type of the catalog. */
 export type EventType = components["schemas"]["EventType"];
 /** An RFC 9457 problem document, as every error is answered. */

@@ -247,6 +247,71 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List erasures
+         * @description The project's erasures, newest first.
+         */
+        get: operations["listErasures"];
+        put?: never;
+        /**
+         * Erase a subject's events
+         * @description Removes every stored event of the token's project about one subject (a `resource_id`, or a `data.recipient`), and erases their delivery records: each gets `erased_at`, loses its `response_body`, and keeps its outcome; a record still pending is cancelled and never sent. The erasure is done when this answers (202 with the counts); it is safe to repeat, and repeating it after a failure finishes it. An erased event is not found by GET /events/{id}, is never sent again (a retry answers 409 `conflict`), and does not come back after a restart.
+         */
+        post: operations["createErasure"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/erasures/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an erasure
+         * @description An erasure of the project and what it removed (kept as long as the project's retention).
+         */
+        get: operations["getErasure"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get the project's settings */
+        get: operations["getSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the project's settings
+         * @description Sets the project's own retention: its events, finished delivery records and erasure records older than this are deleted by the hourly retention job. It may be shorter than the server's HERALD_RETENTION, never longer (422). Absent fields stay as they are.
+         */
+        patch: operations["updateSettings"];
+        trace?: never;
+    };
     "/api/v1/portal-sessions": {
         parameters: {
             query?: never;
@@ -400,6 +465,12 @@ export interface components {
              * @example 2026-11-21T10:00:00.000Z
              */
             created_at: string;
+            /**
+             * Format: date-time
+             * @description When an erasure (POST /erasures) removed the event this attempt carried: `response_body` is then null, and an attempt that was still pending was cancelled instead of sent. Null for a record no erasure touched.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            erased_at: string | null;
         };
         /**
          * @description An event type of the catalog.
@@ -758,6 +829,83 @@ export interface components {
             };
             /** @description How many endpoints it was fanned out to. */
             endpoints: number;
+        };
+        /** @description One erasure and what it removed. */
+        Erasure: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description What the events were matched by. The recipient itself is not kept.
+             * @enum {string}
+             */
+            subject: "resource_id" | "recipient";
+            /**
+             * Format: uuid
+             * @description The resource id erased; null for a recipient.
+             */
+            resource_id: string | null;
+            /** @description Events removed. */
+            events_erased: number;
+            /** @description Delivery records of those events now marked `erased_at`, their `response_body` removed (outcomes stay). */
+            deliveries_erased: number;
+            /** @description Of those, records that were still pending: cancelled, never to be sent. */
+            deliveries_cancelled: number;
+            /**
+             * Format: date-time
+             * @description When the erasure ran.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+        };
+        /** @description Exactly one of `resource_id` and `recipient`. */
+        CreateErasureRequest: {
+            /**
+             * Format: uuid
+             * @description Erase every event whose `resource_id` is this (a message's or a domain's id).
+             * @example 6f1c2b9e-8a44-4c1e-9a53-0d5b2f7e1a10
+             */
+            resource_id?: string;
+            /**
+             * @description Erase every event whose `data.recipient` is this address (compared trimmed and case-insensitively). Message events carry a recipient; domain events do not.
+             * @example ada@example.com
+             */
+            recipient?: string;
+        };
+        ErasureList: {
+            data: components["schemas"]["Erasure"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** @description The project's settings. */
+        Settings: {
+            /**
+             * @description The project's own retention; null: it follows the server's HERALD_RETENTION.
+             * @example 7d
+             */
+            retention: string | null;
+            /**
+             * @description What the hourly retention job applies to the project: its own retention, never longer than the server's.
+             * @example 7d
+             */
+            effective_retention: string;
+            /**
+             * @description The server's HERALD_RETENTION: the longest retention a project may choose.
+             * @example 7d
+             */
+            max_retention: string;
+            /**
+             * Format: date-time
+             * @description Last change; null: never changed.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string | null;
+        };
+        UpdateSettingsRequest: {
+            /**
+             * @description How long the project's events, delivery records and erasure records are kept, written like HERALD_RETENTION (`12h`, `7d`); at least `1m` and at most the server's HERALD_RETENTION (422 otherwise). null follows HERALD_RETENTION again.
+             * @example 7d
+             */
+            retention?: string | null;
         };
         PortalSession: {
             /**
@@ -2226,6 +2374,432 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the detail is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listErasures: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1-100. */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of erasures. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureList"];
+                };
+            };
+            /** @description `unauthorized`: the bearer token is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: well-formed JSON or parameters that break the schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                };
+            };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the detail is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createErasure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateErasureRequest"];
+            };
+        };
+        responses: {
+            /** @description Erased: what was removed, under the erasure's id. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Erasure"];
+                };
+            };
+            /** @description `invalid_json`: the request body is not JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: the bearer token is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: the request body is over 256 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: the request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: well-formed JSON or parameters that break the schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                };
+            };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the detail is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getErasure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The erasure's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The erasure. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Erasure"];
+                };
+            };
+            /** @description `unauthorized`: the bearer token is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: the resource does not exist or belongs to another project. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the detail is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Settings"];
+                };
+            };
+            /** @description `unauthorized`: the bearer token is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the detail is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description The settings as they now are. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Settings"];
+                };
+            };
+            /** @description `invalid_json`: the request body is not JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: the bearer token is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: the request body is over 256 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: the request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: well-formed JSON or parameters that break the schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"];
                 };
             };
             /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */

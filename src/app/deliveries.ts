@@ -1,5 +1,6 @@
 import { type Delivery, repeatAttempt } from "../domain/delivery.ts";
 import { DomainError, notFound } from "../domain/errors.ts";
+import { isoMillis } from "../domain/time.ts";
 import type { AppDeps } from "./deps.ts";
 import type { DeliveryFilter } from "./ports/deliveries.ts";
 import type { Page, PageRequest, Scope } from "./ports/paging.ts";
@@ -29,6 +30,12 @@ export function deliveryUseCases(deps: AppDeps) {
     async retry(scope: Scope, id: string): Promise<Delivery> {
       const original = await repos.deliveries.get(scope, id);
       if (!original) throw notFound("The delivery");
+      if (original.erasedAt) {
+        throw new DomainError(
+          "conflict",
+          `The delivery's event was erased at ${isoMillis(original.erasedAt)}; an erased event is never sent again.`,
+        );
+      }
       const endpoint = await repos.endpoints.get(scope, original.webhookId);
       if (!endpoint) throw notFound("The delivery's endpoint");
       if (!endpoint.enabled) {

@@ -1,6 +1,6 @@
 import type { DispatchSignal } from "./ports/sending.ts";
 import type { Repositories } from "./ports/store.ts";
-import type { Clock, Ids, SecretCipher } from "./ports/system.ts";
+import type { Clock, Ids, SecretCipher, SubjectKeys } from "./ports/system.ts";
 
 /** What the use cases need, built once in the entry point. */
 export interface AppDeps {
@@ -8,6 +8,8 @@ export interface AppDeps {
   clock: Clock;
   ids: Ids;
   cipher: SecretCipher;
+  /** Keyed hashes of recipients, stored on events so erasure finds them by index (ADR 15). */
+  subjects: SubjectKeys;
   signal: DispatchSignal;
   policy: {
     allowHttpUrls: boolean;

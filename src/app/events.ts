@@ -2,6 +2,7 @@ import type { Delivery } from "../domain/delivery.ts";
 import { sha256Hex } from "../domain/encoding.ts";
 import type { Endpoint } from "../domain/endpoint.ts";
 import { buildEnvelope, type Envelope, newEventId, serializeEnvelope } from "../domain/envelope.ts";
+import { subjectsOf } from "../domain/erasure.ts";
 import { DomainError, invalid, notFound } from "../domain/errors.ts";
 import { type Clause, compileFilter, type EventFilter } from "../domain/event-filter.ts";
 import { clauseMatches } from "../domain/event-filter-match.ts";
@@ -59,6 +60,7 @@ export async function firstDeliveries(
       attemptedAt: null,
       nextAttemptAt: null,
       createdAt: now,
+      erasedAt: null,
     }),
   );
 }
@@ -88,7 +90,7 @@ function filterCache(limit = 1_000) {
 
 /** Accepting events from the publisher and fanning them out to subscribed endpoints. */
 export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
-  const { repos, clock, ids, signal } = deps;
+  const { repos, clock, ids, signal, subjects } = deps;
   const clauseOf = filterCache();
 
   /** The endpoints whose filter the event matches (evaluated once per event and endpoint, here). */
@@ -120,6 +122,8 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
     targets: readonly Endpoint[],
     now: Date,
   ): Promise<Delivery[] | null> {
+    // What erasure finds the event by (ADR 15): its resource id, and a keyed hash of its recipient.
+    const about = subjectsOf(envelope);
     const event: StoredEvent = {
       id: envelope.id,
       tenantId: scope.tenantId,
@@ -130,6 +134,8 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
       createdAt: now,
       targets: targets.map((e) => e.id),
       fanoutPending: targets.length > 0,
+      resourceId: about.resourceId,
+      recipientKey: about.recipient === null ? null : await subjects.recipientKey(scope, about.recipient),
     };
     if (!(await repos.events.insert(event))) return null;
     if (targets.length === 0) return [];

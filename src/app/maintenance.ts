@@ -1,5 +1,6 @@
 import { type EventUseCases, IDEMPOTENCY_WINDOW_MS } from "./events.ts";
 import type { Logger } from "./logger.ts";
+import type { Scope } from "./ports/paging.ts";
 import type { DeliveryMetrics } from "./ports/sending.ts";
 import type { Repositories } from "./ports/store.ts";
 import type { Clock } from "./ports/system.ts";
@@ -43,18 +44,41 @@ export function maintenanceJobs(deps: MaintenanceDeps) {
       return n;
     },
 
-    /** Deletes events and finished delivery records older than the retention period. */
+    /**
+     * Deletes events, finished delivery records and erasure records older than the retention period:
+     * HERALD_RETENTION for every project, then each project's own shorter one (ADR 15).
+     */
     async applyRetention(): Promise<{ events: number; deliveries: number }> {
-      const before = new Date(clock.now().getTime() - deps.retentionMs);
-      const deliveries = await repos.deliveries.deleteCreatedBefore(before);
-      const events = await repos.events.deleteCreatedBefore(before);
+      const now = clock.now().getTime();
+      const sweep = async (retentionMs: number, scope?: Scope) => {
+        const before = new Date(now - retentionMs);
+        return {
+          deliveries: await repos.deliveries.deleteCreatedBefore(before, scope),
+          events: await repos.events.deleteCreatedBefore(before, scope),
+          erasures: await repos.erasures.deleteCreatedBefore(before, scope),
+        };
+      };
+      const total = await sweep(deps.retentionMs);
+      let projects = 0;
+      for (const s of await repos.settings.withRetention()) {
+        if (s.retentionMs === null || s.retentionMs >= deps.retentionMs) continue;
+        const own = await sweep(s.retentionMs, s);
+        total.deliveries += own.deliveries;
+        total.events += own.events;
+        total.erasures += own.erasures;
+        projects++;
+      }
       // Idempotency keys answer repeats for 24 hours; after that they only take space.
-      const keys = await repos.idempotency.deleteCreatedBefore(
-        new Date(clock.now().getTime() - IDEMPOTENCY_WINDOW_MS),
-      );
-      if (events || deliveries || keys)
-        logger.info("retention applied", { events, deliveries, idempotency_keys: keys });
-      return { events, deliveries };
+      const keys = await repos.idempotency.deleteCreatedBefore(new Date(now - IDEMPOTENCY_WINDOW_MS));
+      if (total.events || total.deliveries || total.erasures || keys)
+        logger.info("retention applied", {
+          events: total.events,
+          deliveries: total.deliveries,
+          erasures: total.erasures,
+          idempotency_keys: keys,
+          projects_with_own_retention: projects,
+        });
+      return { events: total.events, deliveries: total.deliveries };
     },
   };
 }

@@ -38,6 +38,14 @@ function printDelivery(io: Io, d: Delivery): void {
     ["scheduled", timeWithAge(d.scheduled_at)],
     ["attempted", timeWithAge(d.attempted_at)],
     ["next attempt", timeWithAge(d.next_attempt_at)],
+    ...(d.erased_at
+      ? [
+          ["erased", `${timeWithAge(d.erased_at)}: its event and the response body are gone`] as [
+            string,
+            string,
+          ],
+        ]
+      : []),
   ]);
   if (d.response_body) {
     io.out("\nresponse body:");

@@ -2,13 +2,21 @@ import { VERSION } from "../version.ts";
 import { API_ENVIRONMENT, type CliDeps, type CommandGroup, runCommand, runGroup } from "./command.ts";
 import { consoleCommand } from "./console.ts";
 import { deliveriesGroup } from "./deliveries.ts";
+import { erasuresGroup, settingsGroup } from "./erasures.ts";
 import { eventsGroup } from "./events.ts";
 import { CliError, type Io } from "./io.ts";
 import { listenCommand } from "./listen.ts";
 import { portalGroup } from "./portal.ts";
 import { webhooksGroup } from "./webhooks.ts";
 
-const GROUPS: CommandGroup[] = [webhooksGroup, deliveriesGroup, eventsGroup, portalGroup];
+const GROUPS: CommandGroup[] = [
+  webhooksGroup,
+  deliveriesGroup,
+  eventsGroup,
+  portalGroup,
+  erasuresGroup,
+  settingsGroup,
+];
 
 function topHelp(): string {
   const rows: [string, string][] = [

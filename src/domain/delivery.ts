@@ -38,6 +38,11 @@ export interface Delivery {
   attemptedAt: Date | null;
   nextAttemptAt: Date | null;
   createdAt: Date;
+  /**
+   * When an erasure removed what the record held of its event's subject (the response body); a pending
+   * record it met was cancelled then. Null for a record no erasure touched (ADR 15).
+   */
+  erasedAt: Date | null;
 }
 
 /** What a new attempt takes from the caller; the rest comes from the earlier attempt it repeats. */
@@ -74,6 +79,7 @@ export function repeatAttempt(earlier: Delivery, spec: AttemptSpec): Delivery {
     attemptedAt: null,
     nextAttemptAt: null,
     createdAt: spec.createdAt,
+    erasedAt: null,
   };
 }
 

@@ -1,5 +1,6 @@
 import { createAesGcmCipher } from "../adapters/crypto/aes-gcm-cipher.ts";
 import { loadMasterKey } from "../adapters/crypto/master-key.ts";
+import { createSubjectKeys } from "../adapters/crypto/subject-keys.ts";
 import { createHttpApp } from "../adapters/http/app.ts";
 import { createMemoryInsights, MemoryConsoleSessions } from "../adapters/memory/console.ts";
 import { createMemoryRepositories } from "../adapters/memory/repositories.ts";
@@ -17,12 +18,14 @@ import type { AppDeps } from "../app/deps.ts";
 import { endpointTools } from "../app/endpoint-tools.ts";
 import { endpointUseCases } from "../app/endpoints.ts";
 import { createEngine, type Dispatcher } from "../app/engine/engine.ts";
+import { erasureUseCases } from "../app/erasures.ts";
 import { eventUseCases } from "../app/events.ts";
 import type { Logger } from "../app/logger.ts";
 import { maintenanceJobs } from "../app/maintenance.ts";
 import type { ConsoleSessionRepository, DeliveryInsights } from "../app/ports/console.ts";
 import type { Sender } from "../app/ports/sending.ts";
 import type { Repositories } from "../app/ports/store.ts";
+import { settingsUseCases } from "../app/settings.ts";
 import { tokenUseCases } from "../app/tokens.ts";
 import { VERSION } from "../version.ts";
 
@@ -97,13 +100,15 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     consoleStore = await createMongoConsoleStore(connection.db);
   }
 
-  const cipher = await createAesGcmCipher(await loadMasterKey(config.masterKey, config.dataDir));
+  const masterKey = await loadMasterKey(config.masterKey, config.dataDir);
+  const cipher = await createAesGcmCipher(masterKey);
   let dispatcher: Dispatcher | null = null;
   const deps: AppDeps = {
     repos,
     clock: systemClock,
     ids: systemIds,
     cipher,
+    subjects: await createSubjectKeys(masterKey),
     signal: { notify: () => dispatcher?.wake() },
     policy: { allowHttpUrls: config.allowHttpUrls, allowPrivateNetworks: config.allowPrivateNetworks },
   };
@@ -120,6 +125,12 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   onDbCommand = prometheus.dbCommand;
   const tokens = tokenUseCases({ tokens: repos.tokens, clock: systemClock, ids: systemIds });
   const endpoints = endpointUseCases(deps);
+  const erasures = erasureUseCases(deps);
+  const settings = settingsUseCases({
+    settings: repos.settings,
+    clock: systemClock,
+    maxRetentionMs: config.retentionMs,
+  });
   const consoleUse = consoleUseCases({
     sessions: consoleStore.sessions,
     tokens,
@@ -136,6 +147,8 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     deliveries: deliveryUseCases(deps),
     tools: endpointTools(deps, events),
     tokens,
+    erasures,
+    settings,
     ping: () => repos.ping(),
     wedged: () => liveness?.wedged() ?? null,
     metrics: render,
@@ -181,6 +194,13 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   const scheduler = startScheduler(dispatcher, jobs, logger);
   // A start after a crash finishes what the crash interrupted at once, not on the next tick.
   void jobs.finishFanouts().catch(() => {});
+  // Events stored before Herald kept their subject fields get them now; an erasure waits for this.
+  void erasures
+    .backfill()
+    .then((n) => n > 0 && logger.info("subject fields of earlier events filled in", { events: n }))
+    .catch((e: unknown) =>
+      logger.warn("filling in subject fields failed; the next erasure tries again", { error: e as Error }),
+    );
 
   // A store started here (embedded MongoDB, or memory) has no other way to get a first token.
   if (

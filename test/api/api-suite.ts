@@ -1,6 +1,7 @@
 import { authCases } from "./suite/auth.ts";
 import { type ApiTarget, suiteContext } from "./suite/context.ts";
 import { deliveryCases } from "./suite/deliveries.ts";
+import { erasureCases } from "./suite/erasures.ts";
 import { errorCases } from "./suite/errors.ts";
 import { eventCases } from "./suite/events.ts";
 import { filterCases } from "./suite/filters.ts";
@@ -13,7 +14,7 @@ import { webhookCases } from "./suite/webhooks.ts";
 export type { ApiTarget } from "./suite/context.ts";
 
 /**
- * The API suite: every call of CONTRACT §4, its errors, and tenancy. Runs against any target (the app
+ * The API suite: every call of CONTRACT §4, erasures and settings (ADR 15), their errors, and tenancy. Runs against any target (the app
  * in-process, a Node server, a real Herald process on each runtime); one file per resource in suite/.
  */
 export function apiSuite(makeTarget: () => Promise<ApiTarget>): void {
@@ -24,6 +25,7 @@ export function apiSuite(makeTarget: () => Promise<ApiTarget>): void {
   deliveryCases(s);
   testEventCases(s);
   filterCases(s);
+  erasureCases(s);
   tenancyCases(s);
   errorCases(s);
   authCases(s);

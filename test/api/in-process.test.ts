@@ -35,6 +35,8 @@ function downRepos(makeError: () => Error): Repositories {
     shards: failing(),
     tokens: failing(),
     idempotency: failing(),
+    erasures: failing(),
+    settings: failing(),
     ping: fail,
     close: async () => {},
   };

@@ -56,12 +56,17 @@ describe("the OpenAPI document", () => {
     expect(api.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort()).toEqual([
       "DELETE /api/v1/portal-sessions/{id}",
       "DELETE /api/v1/webhooks/{id}",
+      "GET /api/v1/erasures",
+      "GET /api/v1/erasures/{id}",
       "GET /api/v1/events/{id}",
+      "GET /api/v1/settings",
       "GET /api/v1/webhooks",
       "GET /api/v1/webhooks/deliveries/{delivery_id}",
       "GET /api/v1/webhooks/{id}",
       "GET /api/v1/webhooks/{id}/deliveries",
+      "PATCH /api/v1/settings",
       "PATCH /api/v1/webhooks/{id}",
+      "POST /api/v1/erasures",
       "POST /api/v1/events",
       "POST /api/v1/portal-sessions",
       "POST /api/v1/webhooks",
@@ -97,6 +102,8 @@ describe("the OpenAPI document", () => {
     expect(doc.paths["/api/v1/events"]!.post!.requestBody?.required).toBe(true);
     expect(doc.paths["/api/v1/webhooks/{id}"]!.patch!.requestBody?.required).toBe(true);
     expect(doc.paths["/api/v1/webhooks/{id}/filter-test"]!.post!.requestBody?.required).toBe(true);
+    expect(doc.paths["/api/v1/erasures"]!.post!.requestBody?.required).toBe(true);
+    expect(doc.paths["/api/v1/settings"]!.patch!.requestBody?.required).toBe(true);
 
     for (const path of ["/healthz", "/readyz", "/metrics"]) {
       expect(doc.paths[path]?.get, path).toBeDefined();
@@ -108,6 +115,8 @@ describe("the OpenAPI document", () => {
         "WebhookWithSecret",
         "Delivery",
         "Event",
+        "Erasure",
+        "Settings",
         "Problem",
         "ValidationProblem",
         "EventFilter",

@@ -3,6 +3,7 @@ import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { deliveriesGroup } from "../../src/cli/deliveries.ts";
+import { erasuresGroup, settingsGroup } from "../../src/cli/erasures.ts";
 import { eventsGroup } from "../../src/cli/events.ts";
 import { listenCommand } from "../../src/cli/listen.ts";
 import { runCli } from "../../src/cli/main.ts";
@@ -10,7 +11,7 @@ import { webhooksGroup } from "../../src/cli/webhooks.ts";
 import { PATIENCE_MS } from "../support/patience.ts";
 import { cliHarness, recordingIo } from "./helpers.ts";
 
-const GROUPS = [webhooksGroup, deliveriesGroup, eventsGroup];
+const GROUPS = [webhooksGroup, deliveriesGroup, eventsGroup, erasuresGroup, settingsGroup];
 const COMMANDS = [...GROUPS.flatMap((g) => g.commands), listenCommand];
 const BIN = fileURLToPath(new URL("../../bin/herald.mjs", import.meta.url));
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));

@@ -1,4 +1,5 @@
 import { createAesGcmCipher } from "../../src/adapters/crypto/aes-gcm-cipher.ts";
+import { createSubjectKeys } from "../../src/adapters/crypto/subject-keys.ts";
 import { createHttpApp } from "../../src/adapters/http/app.ts";
 import type { HttpApp } from "../../src/adapters/http/env.ts";
 import { createJsonLogger } from "../../src/adapters/json-logger.ts";
@@ -11,7 +12,9 @@ import { deliveryUseCases } from "../../src/app/deliveries.ts";
 import type { AppDeps } from "../../src/app/deps.ts";
 import { endpointTools } from "../../src/app/endpoint-tools.ts";
 import { endpointUseCases } from "../../src/app/endpoints.ts";
+import { erasureUseCases } from "../../src/app/erasures.ts";
 import { eventUseCases } from "../../src/app/events.ts";
+import { settingsUseCases } from "../../src/app/settings.ts";
 import { tokenUseCases } from "../../src/app/tokens.ts";
 
 export const ORIGIN = "http://herald.test";
@@ -39,6 +42,7 @@ export async function makeConsoleHarness(options: { frameAncestors?: string[]; l
     clock,
     ids: systemIds,
     cipher: await createAesGcmCipher(crypto.getRandomValues(new Uint8Array(32))),
+    subjects: await createSubjectKeys(crypto.getRandomValues(new Uint8Array(32))),
     signal: { notify() {} },
     policy: { allowHttpUrls: true, allowPrivateNetworks: true },
   };
@@ -51,6 +55,8 @@ export async function makeConsoleHarness(options: { frameAncestors?: string[]; l
     deliveries: deliveryUseCases(deps),
     tools: endpointTools(deps, events),
     tokens,
+    erasures: erasureUseCases(deps),
+    settings: settingsUseCases({ settings: repos.settings, clock, maxRetentionMs: 30 * 86_400_000 }),
     ping: () => repos.ping(),
     metrics: async () => "",
     logger: createJsonLogger("debug", (line) => logLines.push(line)),

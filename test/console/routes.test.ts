@@ -383,6 +383,7 @@ describe("console: live", () => {
       scheduledAt: now,
       nextAttemptAt: null,
       createdAt: now,
+      erasedAt: null,
     };
     const foreign = { ...base, id: crypto.randomUUID(), tenantId: crypto.randomUUID() };
     const mine = { ...base, id: crypto.randomUUID() };

@@ -46,6 +46,8 @@ export function anEvent(scope: Scope, over: Partial<StoredEvent> = {}): StoredEv
     createdAt: T0,
     targets: [],
     fanoutPending: true,
+    resourceId: uuid(),
+    recipientKey: null,
     ...over,
   };
 }
@@ -70,6 +72,7 @@ export function aDelivery(scope: Scope, over: Partial<Delivery> = {}): Delivery 
     attemptedAt: null,
     nextAttemptAt: null,
     createdAt: T0,
+    erasedAt: null,
     ...over,
   };
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { COLLECTIONS } from "../../src/adapters/mongo/collections.ts";
 import { createMongoConsoleStore } from "../../src/adapters/mongo/console.ts";
 import { MongoDeliveries } from "../../src/adapters/mongo/deliveries.ts";
-import type { DeliveryDoc, EndpointDoc } from "../../src/adapters/mongo/documents.ts";
+import type { DeliveryDoc, EndpointDoc, EventDoc } from "../../src/adapters/mongo/documents.ts";
 import { connectMongo } from "../../src/adapters/mongo/index.ts";
 import { ensureIndexes, INDEXES } from "../../src/adapters/mongo/indexes.ts";
 import { endpointToDoc } from "../../src/adapters/mongo/mappers.ts";
@@ -10,7 +10,7 @@ import { StoreUnavailableError } from "../../src/app/ports/store.ts";
 import { shardOf } from "../../src/domain/shards.ts";
 import { freshMongoRepositories } from "../support/mongo.ts";
 import { consoleContract } from "./console-contract.ts";
-import { aDelivery, anEndpoint, at, ids, newScope } from "./fixtures.ts";
+import { aDelivery, anEndpoint, anEvent, at, ids, newScope } from "./fixtures.ts";
 import { repositoryContract } from "./repository-contract.ts";
 
 repositoryContract("mongo", () => freshMongoRepositories("herald_test_contract"));
@@ -151,6 +151,37 @@ describe("mongo adapter", () => {
       expect(await new MongoDeliveries(col).backfillShards()).toBe(1);
       expect(ids(await byShard())).toContain(old.id);
       expect(await new MongoDeliveries(col).backfillShards()).toBe(0);
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+
+  it("lists an event written before Herald kept subject fields (no such fields) for the backfill, until filled", async () => {
+    const fresh = await freshMongoRepositories("herald_test_subjects");
+    try {
+      const scope = newScope();
+      const old = anEvent(scope);
+      await fresh.repos.events.insert(old);
+      const col = fresh.db.collection<EventDoc>(COLLECTIONS.events);
+      // As the previous version wrote it: neither field at all.
+      await col.updateOne({ _id: old.id }, { $unset: { resource_id: "", recipient_key: "" } });
+      expect(await fresh.repos.events.get(scope, old.id)).toEqual({
+        ...old,
+        resourceId: null,
+        recipientKey: null,
+      });
+      expect(ids(await fresh.repos.events.listWithoutSubjects(10))).toEqual([old.id]);
+      expect(await fresh.repos.events.idsAbout(scope, { resourceId: old.resourceId! }, 10)).toEqual([]);
+      await fresh.repos.events.setSubjects([{ id: old.id, resourceId: old.resourceId!, recipientKey: "k" }]);
+      expect(await fresh.repos.events.listWithoutSubjects(10)).toEqual([]);
+      expect(await fresh.repos.events.idsAbout(scope, { recipientKey: "k" }, 10)).toEqual([old.id]);
+      // A delivery record without erased_at (written before erasure existed) is erased like any other.
+      const d = aDelivery(scope, { eventId: old.id, status: "failed", responseBody: "x" });
+      await fresh.repos.deliveries.insertMany([d]);
+      expect(
+        await fresh.db.collection<DeliveryDoc>(COLLECTIONS.deliveries).findOne({ _id: d.id }),
+      ).not.toHaveProperty("erased_at");
+      expect(await fresh.repos.deliveries.erase(scope, [old.id], at(5))).toEqual({ erased: 1, cancelled: 0 });
     } finally {
       await fresh.cleanup();
     }

@@ -3,6 +3,7 @@ import type { Repositories } from "../../src/app/ports/store.ts";
 import { claimingContract } from "./claiming-contract.ts";
 import { deliveryContract } from "./deliveries-contract.ts";
 import { endpointContract } from "./endpoints-contract.ts";
+import { erasureContract } from "./erasure-contract.ts";
 import { eventContract } from "./events-contract.ts";
 import { tokenContract } from "./tokens-contract.ts";
 
@@ -40,5 +41,6 @@ export function repositoryContract(name: string, makeRepos: () => Promise<Contra
     deliveryContract(store);
     claimingContract(store);
     tokenContract(store);
+    erasureContract(store);
   });
 }

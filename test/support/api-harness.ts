@@ -1,5 +1,6 @@
 import { createHeraldClient, type HeraldClient } from "../../clients/typescript/client.ts";
 import { createAesGcmCipher } from "../../src/adapters/crypto/aes-gcm-cipher.ts";
+import { createSubjectKeys } from "../../src/adapters/crypto/subject-keys.ts";
 import { createHttpApp } from "../../src/adapters/http/app.ts";
 import type { HttpApp, HttpDeps } from "../../src/adapters/http/env.ts";
 import { createJsonLogger } from "../../src/adapters/json-logger.ts";
@@ -11,9 +12,11 @@ import { deliveryUseCases } from "../../src/app/deliveries.ts";
 import type { AppDeps } from "../../src/app/deps.ts";
 import { endpointTools } from "../../src/app/endpoint-tools.ts";
 import { endpointUseCases } from "../../src/app/endpoints.ts";
+import { erasureUseCases } from "../../src/app/erasures.ts";
 import { eventUseCases } from "../../src/app/events.ts";
 import type { Repositories } from "../../src/app/ports/store.ts";
 import type { Clock } from "../../src/app/ports/system.ts";
+import { settingsUseCases } from "../../src/app/settings.ts";
 import { tokenUseCases } from "../../src/app/tokens.ts";
 
 /** A token as `herald tokens create --json` prints it. */
@@ -35,7 +38,12 @@ export interface ApiHarnessOptions {
   allowPrivateNetworks?: boolean;
   /** HERALD_RATE_LIMIT, timed by the given clock (default: not limited). */
   rateLimit?: { limit: RateLimit; clock: Clock };
+  /** HERALD_RETENTION: the longest retention a project may choose (default 30d, as the server's). */
+  maxRetentionMs?: number;
 }
+
+/** HERALD_RETENTION's default. */
+export const DEFAULT_MAX_RETENTION_MS = 30 * 86_400_000;
 
 /** A dispatch signal that counts its notifications. */
 export interface CountingSignal {
@@ -88,6 +96,7 @@ export async function makeApiHarness(options: ApiHarnessOptions = {}): Promise<A
     clock,
     ids: systemIds,
     cipher: await createAesGcmCipher(crypto.getRandomValues(new Uint8Array(32))),
+    subjects: await createSubjectKeys(crypto.getRandomValues(new Uint8Array(32))),
     signal,
     policy: {
       allowHttpUrls: options.allowHttpUrls ?? false,
@@ -108,6 +117,12 @@ export async function makeApiHarness(options: ApiHarnessOptions = {}): Promise<A
     deliveries: deliveryUseCases(appDeps),
     tools: endpointTools(appDeps, events),
     tokens,
+    erasures: erasureUseCases(appDeps),
+    settings: settingsUseCases({
+      settings: repos.settings,
+      clock,
+      maxRetentionMs: options.maxRetentionMs ?? DEFAULT_MAX_RETENTION_MS,
+    }),
     ping: () => repos.ping(),
     metrics: prometheus.render,
     logger: createJsonLogger("debug", (line) => logLines.push(line)),

@@ -1,10 +1,12 @@
 import { createAesGcmCipher } from "../../src/adapters/crypto/aes-gcm-cipher.ts";
+import { createSubjectKeys } from "../../src/adapters/crypto/subject-keys.ts";
 import { createMemoryRepositories } from "../../src/adapters/memory/repositories.ts";
 import { deliveryUseCases } from "../../src/app/deliveries.ts";
 import type { AppDeps } from "../../src/app/deps.ts";
 import { endpointTools } from "../../src/app/endpoint-tools.ts";
 import { endpointUseCases } from "../../src/app/endpoints.ts";
 import { createEngine, type EngineOptions } from "../../src/app/engine/engine.ts";
+import { erasureUseCases } from "../../src/app/erasures.ts";
 import { eventUseCases } from "../../src/app/events.ts";
 import { silentLogger } from "../../src/app/logger.ts";
 import { maintenanceJobs } from "../../src/app/maintenance.ts";
@@ -12,6 +14,7 @@ import type { FanOutMetrics } from "../../src/app/ports/events.ts";
 import type { Scope } from "../../src/app/ports/paging.ts";
 import type { DeliveryMetrics, DeliveryRequest, Sender } from "../../src/app/ports/sending.ts";
 import type { Repositories } from "../../src/app/ports/store.ts";
+import { settingsUseCases } from "../../src/app/settings.ts";
 import type { SendOutcome } from "../../src/domain/delivery.ts";
 
 /** A clock the test moves by hand. */
@@ -132,6 +135,7 @@ export async function engineHarness(
     clock,
     ids,
     cipher,
+    subjects: await createSubjectKeys(crypto.getRandomValues(new Uint8Array(32))),
     signal: {
       notify: () => {
         wakes++;
@@ -161,6 +165,8 @@ export async function engineHarness(
     events,
     deliveries: deliveryUseCases(deps),
     tools: endpointTools(deps, events),
+    erasures: erasureUseCases(deps),
+    settings: settingsUseCases({ settings: repos.settings, clock, maxRetentionMs: 30 * 86_400_000 }),
     wakes: () => wakes,
     /** Wakes the dispatcher and waits until everything due has been sent and recorded. */
     async drain() {

@@ -12,12 +12,17 @@ import { rateLimit } from "./rate-limit.ts";
 import * as getDelivery from "./routes/deliveries/get.ts";
 import * as listDeliveries from "./routes/deliveries/list.ts";
 import * as retryDelivery from "./routes/deliveries/retry.ts";
+import * as createErasure from "./routes/erasures/create.ts";
+import * as getErasure from "./routes/erasures/get.ts";
+import * as listErasures from "./routes/erasures/list.ts";
 import * as getEvent from "./routes/events/get.ts";
 import * as publishEvent from "./routes/events/publish.ts";
 import * as healthz from "./routes/operations/healthz.ts";
 import * as metrics from "./routes/operations/metrics.ts";
 import * as readyz from "./routes/operations/readyz.ts";
 import * as portalSessions from "./routes/portal-sessions/index.ts";
+import * as getSettings from "./routes/settings/get.ts";
+import * as updateSettings from "./routes/settings/update.ts";
 import * as createWebhook from "./routes/webhooks/create.ts";
 import * as deleteWebhook from "./routes/webhooks/delete.ts";
 import * as enableWebhook from "./routes/webhooks/enable.ts";
@@ -52,6 +57,11 @@ const API_ROUTES = [
   deleteWebhook,
   publishEvent,
   getEvent,
+  createErasure,
+  listErasures,
+  getErasure,
+  getSettings,
+  updateSettings,
 ];
 
 /**

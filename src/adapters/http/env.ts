@@ -3,10 +3,12 @@ import type { RateLimit } from "../../app/config.ts";
 import type { DeliveryUseCases } from "../../app/deliveries.ts";
 import type { EndpointTools } from "../../app/endpoint-tools.ts";
 import type { EndpointUseCases } from "../../app/endpoints.ts";
+import type { ErasureUseCases } from "../../app/erasures.ts";
 import type { EventUseCases } from "../../app/events.ts";
 import type { Logger } from "../../app/logger.ts";
 import type { Scope } from "../../app/ports/paging.ts";
 import type { Clock } from "../../app/ports/system.ts";
+import type { SettingsUseCases } from "../../app/settings.ts";
 import type { TokenUseCases } from "../../app/tokens.ts";
 import type { ConsoleDeps } from "./console/env.ts";
 
@@ -16,6 +18,10 @@ export interface HttpDeps {
   events: EventUseCases;
   deliveries: DeliveryUseCases;
   tokens: TokenUseCases;
+  /** Erasure of a subject's events (ADR 15). */
+  erasures: ErasureUseCases;
+  /** The project's settings (its own retention). */
+  settings: SettingsUseCases;
   /** Test events and recovery after an outage. */
   tools: EndpointTools;
   /** Resolves when the database answers (readiness). */

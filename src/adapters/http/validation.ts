@@ -10,6 +10,7 @@ const PREFIX: Record<string, string> = { json: "body", query: "query", header: "
 function resourceOf(routePath: string): string {
   if (routePath.includes("/deliveries/")) return "The delivery";
   if (routePath.includes("/events/")) return "The event";
+  if (routePath.includes("/erasures/")) return "The erasure";
   return "The endpoint";
 }
 

@@ -32,6 +32,7 @@ export const deliveryOf = (d: Delivery): Delivery => ({
   attemptedAt: d.attemptedAt,
   nextAttemptAt: d.nextAttemptAt,
   createdAt: d.createdAt,
+  erasedAt: d.erasedAt,
 });
 
 /** Pending deliveries of one endpoint, in insertion order (close to schedule order). */
@@ -182,14 +183,42 @@ export class MemoryDeliveries implements DeliveryRepository {
     return { count, oldestScheduledAt: oldest ? new Date(oldest) : null };
   }
 
-  async deleteCreatedBefore(before: Date): Promise<number> {
+  async deleteCreatedBefore(before: Date, scope?: Scope): Promise<number> {
     let n = 0;
     for (const [id, d] of this.rows) {
-      if (d.createdAt.getTime() < before.getTime() && d.status !== "pending") {
+      if (
+        d.createdAt.getTime() < before.getTime() &&
+        d.status !== "pending" &&
+        (!scope || inScope(scope, d))
+      ) {
         this.rows.delete(id);
         n++;
       }
     }
     return n;
+  }
+
+  async erase(
+    scope: Scope,
+    eventIds: readonly string[],
+    at: Date,
+  ): Promise<{ erased: number; cancelled: number }> {
+    const events = new Set(eventIds);
+    let erased = 0;
+    let cancelled = 0;
+    for (const d of this.rows.values()) {
+      if (!events.has(d.eventId) || !inScope(scope, d) || d.erasedAt !== null) continue;
+      if (d.status === "pending") {
+        this.dropPending(d);
+        d.status = "cancelled";
+        d.attemptedAt = null;
+        d.nextAttemptAt = null;
+        cancelled++;
+      }
+      d.responseBody = null;
+      d.erasedAt = new Date(at);
+      erased++;
+    }
+    return { erased, cancelled };
   }
 }

@@ -1,4 +1,4 @@
-import type { EventRepository, StoredEvent } from "../../app/ports/events.ts";
+import type { EventRepository, EventSubjects, StoredEvent, SubjectMatch } from "../../app/ports/events.ts";
 import type { Scope } from "../../app/ports/paging.ts";
 import { copy, flat, inScope } from "./copies.ts";
 
@@ -66,14 +66,56 @@ export class MemoryEvents implements EventRepository {
     return rest.slice(0, limit).map(flat);
   }
 
-  async deleteCreatedBefore(before: Date): Promise<number> {
+  async deleteCreatedBefore(before: Date, scope?: Scope): Promise<number> {
     let n = 0;
     for (const [id, e] of this.rows) {
-      if (e.createdAt.getTime() < before.getTime()) {
+      if (e.createdAt.getTime() < before.getTime() && (!scope || inScope(scope, e))) {
         this.rows.delete(id);
         n++;
       }
     }
     return n;
+  }
+
+  async idsAbout(scope: Scope, subject: SubjectMatch, limit: number): Promise<string[]> {
+    const out: string[] = [];
+    for (const e of this.rows.values()) {
+      if (out.length >= limit) break;
+      if (!inScope(scope, e)) continue;
+      const hit =
+        "resourceId" in subject
+          ? e.resourceId === subject.resourceId
+          : e.recipientKey === subject.recipientKey;
+      if (hit) out.push(e.id);
+    }
+    return out;
+  }
+
+  async deleteMany(scope: Scope, ids: readonly string[]): Promise<number> {
+    let n = 0;
+    for (const id of new Set(ids)) {
+      const e = this.rows.get(id);
+      if (e && inScope(scope, e)) {
+        this.rows.delete(id);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  async listWithoutSubjects(limit: number): Promise<StoredEvent[]> {
+    return [...this.rows.values()]
+      .filter((e) => e.resourceId === null)
+      .slice(0, limit)
+      .map(flat);
+  }
+
+  async setSubjects(subjects: readonly EventSubjects[]): Promise<void> {
+    for (const s of subjects) {
+      const e = this.rows.get(s.id);
+      if (!e) continue;
+      e.resourceId = s.resourceId;
+      e.recipientKey = s.recipientKey;
+    }
   }
 }

@@ -21,4 +21,16 @@ export class MemoryIdempotency implements IdempotencyRepository {
     }
     return n;
   }
+
+  async deleteForEvents(eventIds: readonly string[]): Promise<number> {
+    const events = new Set(eventIds);
+    let n = 0;
+    for (const [key, r] of this.rows) {
+      if (events.has(r.eventId)) {
+        this.rows.delete(key);
+        n++;
+      }
+    }
+    return n;
+  }
 }

@@ -1,6 +1,7 @@
 import type { Repositories } from "../../app/ports/store.ts";
 import { MemoryDeliveries } from "./deliveries.ts";
 import { MemoryEndpoints } from "./endpoints.ts";
+import { MemoryErasures, MemorySettings } from "./erasures.ts";
 import { MemoryEvents } from "./events.ts";
 import { MemoryIdempotency } from "./idempotency.ts";
 import { MemoryShards } from "./shards.ts";
@@ -21,6 +22,8 @@ export function createMemoryRepositories(): Repositories & {
     shards: new MemoryShards(),
     tokens: new MemoryTokens(),
     idempotency: new MemoryIdempotency(),
+    erasures: new MemoryErasures(),
+    settings: new MemorySettings(),
     async ping() {
       if (down) throw new Error("memory store closed");
     },

@@ -2,9 +2,11 @@ import type { Collection, Db } from "mongodb";
 import type {
   DeliveryDoc,
   EndpointDoc,
+  ErasureDoc,
   EventDoc,
   IdempotencyDoc,
   ProcessDoc,
+  ProjectSettingsDoc,
   ShardLeaseDoc,
   TokenDoc,
 } from "./documents.ts";
@@ -17,6 +19,8 @@ export const COLLECTIONS = {
   processes: "processes",
   tokens: "tokens",
   idempotency: "idempotency_keys",
+  erasures: "erasures",
+  projectSettings: "project_settings",
 } as const;
 
 export interface Collections {
@@ -27,6 +31,8 @@ export interface Collections {
   processes: Collection<ProcessDoc>;
   tokens: Collection<TokenDoc>;
   idempotency: Collection<IdempotencyDoc>;
+  erasures: Collection<ErasureDoc>;
+  projectSettings: Collection<ProjectSettingsDoc>;
 }
 
 /** The typed collections of a Herald database. */
@@ -39,5 +45,7 @@ export function collectionsOf(db: Db): Collections {
     processes: db.collection<ProcessDoc>(COLLECTIONS.processes),
     tokens: db.collection<TokenDoc>(COLLECTIONS.tokens),
     idempotency: db.collection<IdempotencyDoc>(COLLECTIONS.idempotency),
+    erasures: db.collection<ErasureDoc>(COLLECTIONS.erasures),
+    projectSettings: db.collection<ProjectSettingsDoc>(COLLECTIONS.projectSettings),
   };
 }

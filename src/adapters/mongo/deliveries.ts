@@ -190,9 +190,59 @@ export class MongoDeliveries implements DeliveryRepository {
     return { count, oldestScheduledAt: oldest?.scheduled_at ?? null };
   }
 
-  async deleteCreatedBefore(before: Date): Promise<number> {
-    const r = await this.col.deleteMany({ created_at: { $lt: before }, status: { $ne: "pending" } });
+  async deleteCreatedBefore(before: Date, scope?: Scope): Promise<number> {
+    const filter: Filter<DeliveryDoc> = { created_at: { $lt: before }, status: { $ne: "pending" } };
+    if (scope) Object.assign(filter, { tenant_id: scope.tenantId, project_id: scope.projectId });
+    const r = await this.col.deleteMany(filter);
     return r.deletedCount;
+  }
+
+  /**
+   * Two batched writes of one equality statement per event (FerretDB v1 pushes equalities down, and
+   * answers `event_id: {$in}` by reading every record): pending records are cancelled and marked first,
+   * then every record not marked yet loses its response body and is marked.
+   */
+  async erase(
+    scope: Scope,
+    eventIds: readonly string[],
+    at: Date,
+  ): Promise<{ erased: number; cancelled: number }> {
+    const events = unique(eventIds);
+    if (events.length === 0) return { erased: 0, cancelled: 0 };
+    const of = (eventId: string) => ({
+      event_id: eventId,
+      tenant_id: scope.tenantId,
+      project_id: scope.projectId,
+    });
+    const cancelled = await this.col.bulkWrite(
+      events.map((id) => ({
+        updateMany: {
+          filter: { ...of(id), status: "pending" as const },
+          update: {
+            $set: {
+              status: "cancelled" as const,
+              attempted_at: null,
+              next_attempt_at: null,
+              erased_at: at,
+            },
+          },
+        },
+      })),
+      { ordered: false },
+    );
+    const rest = await this.col.bulkWrite(
+      events.map((id) => ({
+        updateMany: {
+          filter: { ...of(id), erased_at: null },
+          update: { $set: { response_body: null, erased_at: at } },
+        },
+      })),
+      { ordered: false },
+    );
+    return {
+      erased: cancelled.modifiedCount + rest.modifiedCount,
+      cancelled: cancelled.modifiedCount,
+    };
   }
 }
 

@@ -45,6 +45,10 @@ export interface EventDoc {
   created_at: Date;
   targets: string[];
   fanout_pending: boolean;
+  // What erasure finds an event by (ADR 15). Absent on events stored before Herald kept them, until
+  // the subject backfill fills them in; recipient_key is absent on events without a recipient.
+  resource_id?: string | null;
+  recipient_key?: string | null;
 }
 
 export interface DeliveryDoc {
@@ -70,6 +74,8 @@ export interface DeliveryDoc {
   created_at: Date;
   /** The endpoint's shard (ADR 9): the owner of a shard reads due work by it. */
   shard: number;
+  /** Set by an erasure (ADR 15); absent on a record no erasure touched. */
+  erased_at?: Date | null;
 }
 
 /**
@@ -109,4 +115,26 @@ export interface IdempotencyDoc {
   event_id: string;
   fingerprint: string;
   created_at: Date;
+}
+
+/** One erasure (ADR 15): what it was about and how much it removed. */
+export interface ErasureDoc {
+  _id: string;
+  tenant_id: string;
+  project_id: string;
+  subject: "resource_id" | "recipient";
+  resource_id: string | null;
+  events_erased: number;
+  deliveries_erased: number;
+  deliveries_cancelled: number;
+  created_at: Date;
+}
+
+/** A project's own settings; `_id` is `<tenant_id>/<project_id>`. */
+export interface ProjectSettingsDoc {
+  _id: string;
+  tenant_id: string;
+  project_id: string;
+  retention_ms: number | null;
+  updated_at: Date;
 }

@@ -1,5 +1,5 @@
 import type { Collection, Filter } from "mongodb";
-import type { EventRepository, StoredEvent } from "../../app/ports/events.ts";
+import type { EventRepository, EventSubjects, StoredEvent, SubjectMatch } from "../../app/ports/events.ts";
 import type { Scope } from "../../app/ports/paging.ts";
 import type { EventDoc } from "./documents.ts";
 import { insertAnswers } from "./errors.ts";
@@ -84,8 +84,57 @@ export class MongoEvents implements EventRepository {
     return docs.map(eventFromDoc);
   }
 
-  async deleteCreatedBefore(before: Date): Promise<number> {
-    const r = await this.col.deleteMany({ created_at: { $lt: before } });
+  async deleteCreatedBefore(before: Date, scope?: Scope): Promise<number> {
+    const filter: Filter<EventDoc> = { created_at: { $lt: before } };
+    if (scope) Object.assign(filter, { tenant_id: scope.tenantId, project_id: scope.projectId });
+    const r = await this.col.deleteMany(filter);
     return r.deletedCount;
+  }
+
+  async idsAbout(scope: Scope, subject: SubjectMatch, limit: number): Promise<string[]> {
+    if (limit <= 0) return [];
+    const match: Filter<EventDoc> =
+      "resourceId" in subject ? { resource_id: subject.resourceId } : { recipient_key: subject.recipientKey };
+    const docs = await this.col
+      .find({ ...match, tenant_id: scope.tenantId, project_id: scope.projectId })
+      .project<Pick<EventDoc, "_id">>({ _id: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((d) => d._id);
+  }
+
+  async deleteMany(scope: Scope, ids: readonly string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    // One equality statement per id (see markFannedOut).
+    const r = await this.col.bulkWrite(
+      [...new Set(ids)].map((id) => ({
+        deleteMany: { filter: { _id: id, tenant_id: scope.tenantId, project_id: scope.projectId } },
+      })),
+      { ordered: false },
+    );
+    return r.deletedCount;
+  }
+
+  async listWithoutSubjects(limit: number): Promise<StoredEvent[]> {
+    if (limit <= 0) return [];
+    // Equal to null: absent too, read from the `resource` index.
+    const docs = await this.col.find({ resource_id: null }).limit(limit).toArray();
+    return docs.map(eventFromDoc);
+  }
+
+  async setSubjects(subjects: readonly EventSubjects[]): Promise<void> {
+    if (subjects.length === 0) return;
+    await this.col.bulkWrite(
+      subjects.map((s) => ({
+        updateMany: {
+          filter: { _id: s.id },
+          update:
+            s.recipientKey === null
+              ? { $set: { resource_id: s.resourceId } }
+              : { $set: { resource_id: s.resourceId, recipient_key: s.recipientKey } },
+        },
+      })),
+      { ordered: false },
+    );
   }
 }

@@ -38,4 +38,14 @@ export class MongoIdempotency implements IdempotencyRepository {
   async deleteCreatedBefore(before: Date): Promise<number> {
     return (await this.col.deleteMany({ created_at: { $lt: before } })).deletedCount;
   }
+
+  async deleteForEvents(eventIds: readonly string[]): Promise<number> {
+    if (eventIds.length === 0) return 0;
+    // One equality statement per event, on the `event` index.
+    const r = await this.col.bulkWrite(
+      [...new Set(eventIds)].map((id) => ({ deleteMany: { filter: { event_id: id } } })),
+      { ordered: false },
+    );
+    return r.deletedCount;
+  }
 }

@@ -15,6 +15,10 @@ export const INDEXES: Record<string, readonly IndexSpec[]> = {
     { name: "scope_created", key: { tenant_id: 1, project_id: 1, created_at: 1, _id: 1 } },
     { name: "fanout_pending_created", key: { fanout_pending: 1, created_at: 1, _id: 1 } },
     { name: "created", key: { created_at: 1 } },
+    // Erasure (ADR 15): a subject's events by index, never by scanning their bodies. Single fields, as
+    // the scope is filtered after the lookup; `resource_id: null` also finds events awaiting the backfill.
+    { name: "resource", key: { resource_id: 1 } },
+    { name: "recipient", key: { recipient_key: 1 } },
   ],
   // Every index here is rewritten by each delivery's two hot writes (on PostgreSQL-backed servers an
   // update rewrites every index entry of the document), so each one must earn its cost: ADR 9.
@@ -38,8 +42,14 @@ export const INDEXES: Record<string, readonly IndexSpec[]> = {
     { name: "hash", key: { hash: 1 }, unique: true },
     { name: "created", key: { created_at: -1, _id: -1 } },
   ],
-  // Idempotency records are found by _id (the scope key) only.
-  [COLLECTIONS.idempotency]: [],
+  // Idempotency records are found by _id (the scope key), and by event when an erasure removes them.
+  [COLLECTIONS.idempotency]: [{ name: "event", key: { event_id: 1 } }],
+  // Rare writes: a project's erasures newest first (the list, and a project's own retention).
+  [COLLECTIONS.erasures]: [
+    { name: "scope_created", key: { tenant_id: 1, project_id: 1, created_at: -1, _id: -1 } },
+  ],
+  // One small document per project that changed a setting, read by _id or whole (retention).
+  [COLLECTIONS.projectSettings]: [],
 };
 
 /**

@@ -90,6 +90,8 @@ export function eventToDoc(e: StoredEvent): EventDoc {
     created_at: e.createdAt,
     targets: [...e.targets],
     fanout_pending: e.fanoutPending,
+    resource_id: e.resourceId,
+    ...(e.recipientKey !== null && { recipient_key: e.recipientKey }),
   };
 }
 
@@ -104,6 +106,8 @@ export function eventFromDoc(d: EventDoc): StoredEvent {
     createdAt: d.created_at,
     targets: d.targets,
     fanoutPending: d.fanout_pending,
+    resourceId: d.resource_id ?? null,
+    recipientKey: d.recipient_key ?? null,
   };
 }
 
@@ -131,6 +135,7 @@ export function deliveryToDoc(d: Delivery): DeliveryDoc {
   if (d.durationMs !== null) doc.duration_ms = d.durationMs;
   if (d.attemptedAt !== null) doc.attempted_at = d.attemptedAt;
   if (d.nextAttemptAt !== null) doc.next_attempt_at = d.nextAttemptAt;
+  if (d.erasedAt !== null) doc.erased_at = d.erasedAt;
   return doc;
 }
 
@@ -154,6 +159,7 @@ export function deliveryFromDoc(d: DeliveryDoc): Delivery {
     attemptedAt: d.attempted_at ?? null,
     nextAttemptAt: d.next_attempt_at ?? null,
     createdAt: d.created_at,
+    erasedAt: d.erased_at ?? null,
   };
 }
 

@@ -4,6 +4,7 @@ import { collectionsOf } from "./collections.ts";
 import { MongoDeliveries } from "./deliveries.ts";
 import { guardDriverWrites, type WriteGuard } from "./driver-write-guard.ts";
 import { MongoEndpoints } from "./endpoints.ts";
+import { MongoErasures, MongoSettings } from "./erasures.ts";
 import { guarded, translate } from "./errors.ts";
 import { MongoEvents } from "./events.ts";
 import { MongoIdempotency } from "./idempotency.ts";
@@ -67,6 +68,8 @@ export async function createMongoRepositories(db: Db, client: MongoClient): Prom
     shards: guarded(new MongoShards(c.shardLeases, c.processes)),
     tokens: guarded(new MongoTokens(c.tokens)),
     idempotency: guarded(new MongoIdempotency(c.idempotency)),
+    erasures: guarded(new MongoErasures(c.erasures)),
+    settings: guarded(new MongoSettings(c.projectSettings)),
     async ping() {
       try {
         await withDeadline(db.command({ ping: 1 }), PING_DEADLINE_MS);

@@ -25,9 +25,10 @@ export function finishedWithoutSend(d: Delivery, status: "cancelled" | "skipped"
 
 /**
  * Stage 3, prepare: reads the claimed deliveries' endpoints (every time: a disable, a rotation or a
- * header change counts at once) and events (kept: an event never changes), opens the endpoints'
- * secrets and custom header values (kept: a sealed text always opens to the same text). Headers and
- * the signature are made by the sender from these, the endpoint's scheme and the event's bytes.
+ * header change counts at once) and events (kept for first attempts: an event never changes, but it
+ * can be erased), opens the endpoints' secrets and custom header values (kept: a sealed text always
+ * opens to the same text). Headers and the signature are made by the sender from these, the
+ * endpoint's scheme and the event's bytes.
  */
 export function preparer(deps: { repos: Repositories; cipher: SecretCipher; clock: Clock }) {
   const events = new Map<string, StoredEvent>();
@@ -43,10 +44,21 @@ export function preparer(deps: { repos: Repositories; cipher: SecretCipher; cloc
     return plain;
   };
 
-  async function eventsOf(ids: string[]): Promise<Map<string, StoredEvent>> {
-    const missing = ids.filter((id) => !events.has(id));
-    if (missing.length > 0) {
-      const found = await deps.repos.events.getMany(missing);
+  /**
+   * The events of the claimed deliveries. Only an automatic first attempt may take its event from the
+   * cache: every other attempt (a retry, a manual one) exists after its event may have been erased, and
+   * an erasure in another process cannot reach this cache, so its event is read again (ADR 15). A
+   * first attempt cached here was fanned out with its event, and an erasure cancels it with the event.
+   */
+  async function eventsOf(claimed: readonly Claimed[]): Promise<Map<string, StoredEvent>> {
+    const read = new Set<string>();
+    for (const { delivery: d } of claimed) {
+      if (d.attempt !== 1 || d.trigger !== "automatic" || !events.has(d.eventId)) read.add(d.eventId);
+    }
+    if (read.size > 0) {
+      const found = await deps.repos.events.getMany([...read]);
+      // An event that is gone (erased, or past retention) leaves the cache with the read.
+      for (const id of read) events.delete(id);
       if (events.size + found.length > CACHE_LIMIT) events.clear();
       for (const e of found) events.set(e.id, e);
     }
@@ -57,7 +69,7 @@ export function preparer(deps: { repos: Repositories; cipher: SecretCipher; cloc
     claimed: readonly Claimed[],
   ): Promise<{ ready: Prepared[]; finished: AttemptResult[] }> {
     const [byEvent, endpoints] = await Promise.all([
-      eventsOf([...new Set(claimed.map((c) => c.delivery.eventId))]),
+      eventsOf(claimed),
       deps.repos.endpoints.getMany([...new Set(claimed.map((c) => c.delivery.webhookId))]),
     ]);
     const byEndpoint = new Map<string, Endpoint>(endpoints.map((e) => [e.id, e]));
@@ -67,7 +79,7 @@ export function preparer(deps: { repos: Repositories; cipher: SecretCipher; cloc
     for (const { delivery } of claimed) {
       const endpoint = byEndpoint.get(delivery.webhookId);
       const event = byEvent.get(delivery.eventId);
-      // The endpoint was deleted, or the event aged out of retention: nothing is owed any more.
+      // The endpoint was deleted, or the event was erased or aged out of retention: nothing is owed any more.
       if (!endpoint || !event) finished.push(finishedWithoutSend(delivery, "cancelled"));
       else if (!endpoint.enabled) finished.push(finishedWithoutSend(delivery, "skipped"));
       else {

@@ -62,5 +62,12 @@ export interface DeliveryRepository {
   record(results: readonly AttemptResult[]): Promise<void>;
   /** How many pending deliveries are due at `now`, and when the oldest of them was due. */
   dueStats(now: Date): Promise<{ count: number; oldestScheduledAt: Date | null }>;
-  deleteCreatedBefore(before: Date): Promise<number>;
+  /** Deletes finished records created before `before` (of one project only, when given); returns how many. */
+  deleteCreatedBefore(before: Date, scope?: Scope): Promise<number>;
+  /**
+   * Erases the records of these events of the project (ADR 15): each pending one is cancelled, each one
+   * not erased yet loses its response body and gets `erasedAt = at`; outcomes stay. Answers how many
+   * records were erased now, and how many of them were pending.
+   */
+  erase(scope: Scope, eventIds: readonly string[], at: Date): Promise<{ erased: number; cancelled: number }>;
 }

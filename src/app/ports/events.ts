@@ -16,6 +16,23 @@ export interface StoredEvent {
   targets: string[];
   /** True until every target has its first delivery record. */
   fanoutPending: boolean;
+  /**
+   * The envelope's resource_id, lowercased, for erasure (ADR 15); null on an event stored before
+   * Herald kept it (filled in by the subject backfill).
+   */
+  resourceId: string | null;
+  /** A keyed hash of the envelope's data.recipient (SubjectKeys), for erasure; null when it has none. */
+  recipientKey: string | null;
+}
+
+/** The stored subject of events an erasure looks for: one of the two matching fields. */
+export type SubjectMatch = { resourceId: string } | { recipientKey: string };
+
+/** The subject fields of one event, written by the backfill. */
+export interface EventSubjects {
+  id: string;
+  resourceId: string;
+  recipientKey: string | null;
 }
 
 /** What fan-out reports for /metrics. */
@@ -40,5 +57,14 @@ export interface EventRepository {
     limit: number,
     after?: string,
   ): Promise<StoredEvent[]>;
-  deleteCreatedBefore(before: Date): Promise<number>;
+  /** Deletes events created before `before` (of one project only, when given); returns how many. */
+  deleteCreatedBefore(before: Date, scope?: Scope): Promise<number>;
+  /** Ids of at most `limit` events of the project with this subject, found by index (no scan). */
+  idsAbout(scope: Scope, subject: SubjectMatch, limit: number): Promise<string[]>;
+  /** Deletes these events of the project; returns how many existed. */
+  deleteMany(scope: Scope, ids: readonly string[]): Promise<number>;
+  /** At most `limit` events stored without their subject fields (before Herald kept them), any project. */
+  listWithoutSubjects(limit: number): Promise<StoredEvent[]>;
+  /** Writes the subject fields of these events. */
+  setSubjects(subjects: readonly EventSubjects[]): Promise<void>;
 }

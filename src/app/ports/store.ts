@@ -1,6 +1,7 @@
 // The store as a whole.
 import type { DeliveryRepository } from "./deliveries.ts";
 import type { EndpointRepository } from "./endpoints.ts";
+import type { ErasureRepository, SettingsRepository } from "./erasures.ts";
 import type { EventRepository } from "./events.ts";
 import type { ShardRepository } from "./shards.ts";
 import type { IdempotencyRepository, TokenRepository } from "./tokens.ts";
@@ -13,6 +14,8 @@ export interface Repositories {
   shards: ShardRepository;
   tokens: TokenRepository;
   idempotency: IdempotencyRepository;
+  erasures: ErasureRepository;
+  settings: SettingsRepository;
   /** Resolves when the store answers; rejects when it does not. */
   ping(): Promise<void>;
   close(): Promise<void>;

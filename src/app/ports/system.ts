@@ -17,3 +17,13 @@ export interface SecretCipher {
   seal(plain: string): Promise<string>;
   open(sealed: string): Promise<string>;
 }
+
+/**
+ * Keyed hashes of personal subjects (ADR 15): an event stores the key of its recipient, never a plain
+ * copy, so erasure finds a recipient's events by index. Keyed per project: the same address gives
+ * unrelated keys in two projects.
+ */
+export interface SubjectKeys {
+  /** The key of a recipient already normalised (normalizeRecipient). */
+  recipientKey(scope: { tenantId: string; projectId: string }, recipient: string): Promise<string>;
+}

@@ -36,4 +36,6 @@ export interface IdempotencyRepository {
   reserve(record: IdempotencyRecord, notBefore: Date): Promise<IdempotencyRecord>;
   /** Deletes records created before `before`; returns how many. */
   deleteCreatedBefore(before: Date): Promise<number>;
+  /** Deletes the records that answer with these events (erased events must not be re-created by a repeat). */
+  deleteForEvents(eventIds: readonly string[]): Promise<number>;
 }

@@ -61,6 +61,7 @@ export const DELIVERY_KEYS = [
   "attempted_at",
   "created_at",
   "duration_ms",
+  "erased_at",
   "error",
   "event_id",
   "event_type",
@@ -109,7 +110,7 @@ export function expectDelivery(body: unknown): Delivery {
   expect(Object.keys(body as object).sort()).toEqual(DELIVERY_KEYS);
   const d = DeliverySchema.parse(body);
   expect(d.id).toMatch(UUID);
-  for (const t of [d.created_at, d.scheduled_at, d.attempted_at, d.next_attempt_at]) {
+  for (const t of [d.created_at, d.scheduled_at, d.attempted_at, d.next_attempt_at, d.erased_at]) {
     if (t !== null) expect(t).toMatch(MILLIS);
   }
   return d;

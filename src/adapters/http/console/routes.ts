@@ -17,6 +17,7 @@ import { type DeliveryQuery, deliveriesPage, deliveryDetailPage } from "./pages/
 import { endpointPage, newEndpointPage, secretPage } from "./pages/endpoint.ts";
 import { catalogPage, eventPage, livePage, messagePage } from "./pages/misc.ts";
 import { overviewPage } from "./pages/overview.ts";
+import { privacyPage } from "./pages/privacy.ts";
 import { BASE, clearSessionCookie, requireCsrf, requireSession } from "./security.ts";
 import { type Html, type PageFrame, page } from "./view.ts";
 
@@ -30,6 +31,7 @@ const NOTICES: Record<string, string> = {
   deleted: "Endpoint deleted; what was still owed to it is cancelled.",
   retried: "Retry queued: the new attempt is below and will update when it has been sent.",
   tested: "Test event sent: its delivery is below.",
+  retention: "Retention saved: the hourly retention job applies it.",
 };
 
 /** The pages and actions of the console (mode "console") or the customer portal (mode "portal"). */
@@ -201,6 +203,48 @@ export function consoleRoutes(mode: Mode, deps: HttpDeps, cd: ConsoleDeps): Hono
             statusOf(p.code),
           );
         }
+      }),
+    );
+    const privacy = async (c: C, done: Parameters<typeof privacyPage>[4] = null) => {
+      const scope = c.var.session.scope;
+      const [settings, erasures] = await Promise.all([
+        deps.settings.get(scope),
+        deps.erasures.list(scope, { limit: 20, cursor: null }),
+      ]);
+      return render(
+        c,
+        frame(c, "Privacy", "privacy"),
+        privacyPage(base, c.var.session.csrfToken, settings, erasures.data, done),
+      );
+    };
+    r.get(
+      "/privacy",
+      guarded((c) => privacy(c)),
+    );
+    r.post(
+      "/privacy/retention",
+      guarded(async (c) => {
+        const retention = field(await form(c), "retention");
+        await deps.settings.update(c.var.session.scope, { retention: retention === "" ? null : retention });
+        return redirect(c, "/privacy?notice=retention");
+      }),
+    );
+    r.post(
+      "/privacy/erase",
+      guarded(async (c) => {
+        const f = await form(c);
+        if (field(f, "confirm") !== "yes") {
+          throw new DomainError("validation_failed", "Tick the box to confirm the erasure.", [
+            { path: "confirm", message: "must be ticked" },
+          ]);
+        }
+        const resourceId = field(f, "resource_id");
+        const recipient = field(f, "recipient");
+        const done = await deps.erasures.create(c.var.session.scope, {
+          resourceId: resourceId === "" ? undefined : resourceId,
+          recipient: recipient === "" ? undefined : recipient,
+        });
+        return privacy(c, done);
       }),
     );
     r.get("/catalog", (c) => {

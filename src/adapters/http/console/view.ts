@@ -15,7 +15,7 @@ export interface PageFrame {
   mode: Mode;
   base: string;
   /** Which navigation entry is current. */
-  nav?: "overview" | "deliveries" | "live" | "catalog" | "new";
+  nav?: "overview" | "deliveries" | "live" | "catalog" | "privacy" | "new";
   /** The session's CSRF token (sign-out form); absent on the sign-in page. */
   csrf?: string;
   notice?: string | null;
@@ -31,6 +31,7 @@ export function page(frame: PageFrame, body: Html): Html {
         ${link("overview", frame.base, "Overview")} ${link("deliveries", `${frame.base}/deliveries`, "Deliveries")}
         ${link("live", `${frame.base}/live`, "Live")}
         ${frame.mode === "console" ? link("catalog", `${frame.base}/catalog`, "Event catalog") : ""}
+        ${frame.mode === "console" ? link("privacy", `${frame.base}/privacy`, "Privacy") : ""}
         <form method="post" action="${frame.base}/sign-out" class="inline">
           <input type="hidden" name="_csrf" value="${frame.csrf}" />
           <button type="submit" class="link">Sign out</button>

@@ -22,7 +22,7 @@ const option = (value: string, label: string, selected: string | undefined) =>
 export function deliveryRow(base: string, d: Delivery, endpointUrl: string | undefined): Html {
   return html`<tr data-id="${d.id}">
 <td>${time(d.createdAt)}</td>
-<td>${statusBadge(d.status)}</td>
+<td>${statusBadge(d.status)}${d.erasedAt ? html` <span class="muted small">erased</span>` : ""}</td>
 <td><a href="${base}/events/${d.eventId}">${d.eventType}</a></td>
 <td class="small"><a href="${base}/endpoints/${d.webhookId}">${endpointUrl ?? d.webhookId}</a></td>
 <td class="num">${d.attempt}${d.trigger === "manual" ? html` <span class="muted small">manual</span>` : ""}</td>
@@ -84,9 +84,14 @@ export function deliveryDetailPage(
 ${sent.headers.map(([k, v]) => `${k}: ${v}\n`)}
 ${prettyJson(sent.body)}</pre>
 <p class="muted small">The signature is recomputed from the stored body under the endpoint's signature scheme, with its secrets active at the attempt; the secrets themselves are never shown, nor are custom header values (${HEADER_VALUE_MASK}). Scheme and custom headers are the endpoint's current ones.</p>`
-    : html`<p class="muted">${d.attemptedAt ? "The event or endpoint is no longer retained." : "Not sent yet."}</p>`;
+    : html`<p class="muted">${d.erasedAt ? "The event was erased." : d.attemptedAt ? "The event or endpoint is no longer retained." : "Not sent yet."}</p>`;
+  // An erased record is never sent again: no retry button, and what it held is said to be gone.
+  const retry = d.erasedAt
+    ? ""
+    : html`<form method="post" action="${base}/deliveries/${d.id}/retry">${csrfField(csrf)}<button type="submit">Retry now</button></form>`;
   return html`<div class="head"><h1>Delivery attempt ${d.attempt}</h1>
-<form method="post" action="${base}/deliveries/${d.id}/retry">${csrfField(csrf)}<button type="submit">Retry now</button></form></div>
+${retry}</div>
+${d.erasedAt ? html`<p class="notice" role="note">Erased ${time(d.erasedAt)}: this attempt's event and the receiver's answer were removed${d.status === "cancelled" && d.attemptedAt === null ? ", and it was cancelled before it was sent" : ""}. It is never sent again.</p>` : ""}
 <dl class="props">
 <dt>Status</dt><dd>${statusBadge(d.status)} ${d.trigger === "manual" ? "(manual)" : "(automatic)"}</dd>
 <dt>Event</dt><dd><a href="${base}/events/${d.eventId}">${d.eventType} · ${d.eventId}</a></dd>
@@ -99,7 +104,7 @@ ${prettyJson(sent.body)}</pre>
 <dt>Next attempt</dt><dd>${time(d.nextAttemptAt, "none")}</dd>
 </dl>
 <h2>Response body <span class="muted small">(first 4 KiB)</span></h2>
-${d.responseBody ? html`<pre class="code" tabindex="0">${d.responseBody}</pre>` : html`<p class="muted">No body recorded.</p>`}
+${d.responseBody ? html`<pre class="code" tabindex="0">${d.responseBody}</pre>` : html`<p class="muted">${d.erasedAt ? "Removed by the erasure." : "No body recorded."}</p>`}
 <h2>Request sent</h2>
 ${request}
 <h2>Every attempt of this event to this endpoint</h2>

@@ -23,5 +23,6 @@ export function presentDelivery(d: Delivery): DeliveryJson {
     attempted_at: iso(d.attemptedAt),
     next_attempt_at: iso(d.nextAttemptAt),
     created_at: isoMillis(d.createdAt),
+    erased_at: iso(d.erasedAt),
   };
 }

@@ -22,6 +22,9 @@ export const DeliverySchema = z
     attempted_at: timestamp("When it was made.").nullable(),
     next_attempt_at: timestamp("When a failed automatic attempt will be followed by another.").nullable(),
     created_at: timestamp("When the record was created."),
+    erased_at: timestamp(
+      "When an erasure (POST /erasures) removed the event this attempt carried: `response_body` is then null, and an attempt that was still pending was cancelled instead of sent. Null for a record no erasure touched.",
+    ).nullable(),
   })
   .openapi("Delivery", { description: "One attempt to POST one event to one endpoint." });
 
