@@ -53,21 +53,31 @@ export interface EndpointWithSecret {
 export function endpointUseCases(deps: AppDeps) {
   const { repos, clock, ids, cipher } = deps;
 
-  const checkUrl = (url: string) => {
-    const issues = endpointUrlIssues(url, {
-      allowHttp: deps.policy.allowHttpUrls,
-      allowPrivateNetworks: deps.policy.allowPrivateNetworks,
-    });
+  /** Every problem with a URL and headers to set, together: a 422 names them all at once. */
+  const checkInput = (
+    url: string | undefined,
+    headers: Readonly<Record<string, string | null>> | null | undefined,
+  ) => {
+    const issues = [
+      ...(url === undefined
+        ? []
+        : endpointUrlIssues(url, {
+            allowHttp: deps.policy.allowHttpUrls,
+            allowPrivateNetworks: deps.policy.allowPrivateNetworks,
+          })),
+      ...(headers ? headerInputIssues(headers) : []),
+    ];
     if (issues.length) throw invalid(issues);
   };
 
-  /** The headers after a change, sealed, or the problems with it (values are opened to size the whole set). */
+  /**
+   * The headers after a change (checked by checkInput), sealed; or the problems with the whole set
+   * (current values are opened to size it).
+   */
   const changedHeaders = async (
     current: readonly StoredHeader[],
     change: Readonly<Record<string, string | null>> | null,
   ): Promise<StoredHeader[]> => {
-    const issues = change === null ? [] : headerInputIssues(change);
-    if (issues.length) throw invalid(issues);
     type Held = { sealed: string | null; plain: string };
     const held: NamedValue<Held>[] = await Promise.all(
       current.map(async (h) => ({
@@ -107,7 +117,7 @@ export function endpointUseCases(deps: AppDeps) {
 
   return {
     async create(scope: Scope, input: EndpointInput): Promise<EndpointWithSecret> {
-      checkUrl(input.url);
+      checkInput(input.url, input.headers);
       const headers = await changedHeaders([], input.headers ?? {});
       checkFilter(input.filter, input.events);
       const now = clock.now();
@@ -141,11 +151,7 @@ export function endpointUseCases(deps: AppDeps) {
     get: mustGet,
 
     async update(scope: Scope, id: string, change: EndpointChange): Promise<Endpoint> {
-      if (change.url !== undefined) checkUrl(change.url);
-      if (change.headers) {
-        const issues = headerInputIssues(change.headers);
-        if (issues.length) throw invalid(issues);
-      }
+      checkInput(change.url, change.headers);
       const current = await mustGet(scope, id);
       checkFilter(change.filter, change.events ?? current.events);
       if (change.events !== undefined && change.filter === undefined && current.filter !== null) {

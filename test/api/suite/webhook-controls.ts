@@ -154,6 +154,12 @@ export function webhookControlCases(s: Suite): void {
         "headers.X-Crlf must be printable ASCII, with no line break and no space at either end",
       );
       expect(rules.text).not.toContain(HEADER_SECRET);
+      // A bad URL and a bad header: both named in one answer.
+      const both = await send("POST", "/api/v1/webhooks", {
+        token,
+        json: { url: "ftp://x.example", events: [DELIVERED], headers: { Host: "x" } },
+      });
+      expectInvalid(both, ["body.url", "body.headers.Host"]);
       expect(rules.text).not.toContain("evil.example");
       expect((await unwrap(api.GET("/api/v1/webhooks"))).data).toEqual([]);
     });
