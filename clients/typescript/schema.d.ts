@@ -465,6 +465,16 @@ export interface components {
             /** @enum {string|null} */
             disabled_reason: "manual" | "failing" | "gone" | null;
             /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
              * @description Shown only now: whsec_ + base64 of 32 random bytes.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
              */
@@ -481,6 +491,16 @@ export interface components {
             events: components["schemas"]["EventType"][];
             /** @example Order service */
             description?: string | null;
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit?: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
         };
         WebhookList: {
             data: components["schemas"]["Webhook"][];
@@ -510,6 +530,16 @@ export interface components {
             updated_at: string;
             /** @enum {string|null} */
             disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
         };
         UpdateWebhookRequest: {
             /**
@@ -524,6 +554,16 @@ export interface components {
             description?: string | null;
             /** @description false disables the endpoint (`manual`). */
             enabled?: boolean;
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit?: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
         };
         RotateSecretRequest: {
             /**

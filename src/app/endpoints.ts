@@ -2,6 +2,7 @@ import { disableEndpoint, type Endpoint, enableEndpoint, rotateSecrets } from ".
 import { endpointUrlIssues } from "../domain/endpoint-url.ts";
 import { invalid, notFound } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
+import { type RateLimit, rateLimitIssues } from "../domain/rate-limit.ts";
 import { newEndpointSecret } from "../domain/signing.ts";
 import type { AppDeps } from "./deps.ts";
 import type { EndpointFilter, EndpointPatch } from "./ports/endpoints.ts";
@@ -11,6 +12,8 @@ export interface EndpointInput {
   url: string;
   events: EventType[];
   description?: string | null | undefined;
+  /** null or absent: no limit. */
+  rateLimit?: RateLimit | null | undefined;
 }
 
 export interface EndpointChange {
@@ -18,6 +21,8 @@ export interface EndpointChange {
   events?: EventType[] | undefined;
   description?: string | null | undefined;
   enabled?: boolean | undefined;
+  /** null removes the limit. */
+  rateLimit?: RateLimit | null | undefined;
 }
 
 /** An endpoint together with the plain secret just issued (creation, rotation): shown once. */
@@ -38,6 +43,11 @@ export function endpointUseCases(deps: AppDeps) {
     if (issues.length) throw invalid(issues);
   };
 
+  const checkRateLimit = (limit: RateLimit | null | undefined) => {
+    const issues = limit ? rateLimitIssues(limit) : [];
+    if (issues.length) throw invalid(issues.map((message) => ({ path: "rate_limit", message })));
+  };
+
   const mustGet = async (scope: Scope, id: string) => {
     const e = await repos.endpoints.get(scope, id);
     if (!e) throw notFound("The endpoint");
@@ -47,6 +57,7 @@ export function endpointUseCases(deps: AppDeps) {
   return {
     async create(scope: Scope, input: EndpointInput): Promise<EndpointWithSecret> {
       checkUrl(input.url);
+      checkRateLimit(input.rateLimit);
       const now = clock.now();
       const secret = newEndpointSecret(ids.randomBytes(32));
       const endpoint: Endpoint = {
@@ -63,6 +74,7 @@ export function endpointUseCases(deps: AppDeps) {
         createdAt: now,
         updatedAt: now,
         failingSince: null,
+        rateLimit: input.rateLimit ?? null,
       };
       await repos.endpoints.insert(endpoint);
       return { endpoint, secret };
@@ -76,6 +88,7 @@ export function endpointUseCases(deps: AppDeps) {
 
     async update(scope: Scope, id: string, change: EndpointChange): Promise<Endpoint> {
       if (change.url !== undefined) checkUrl(change.url);
+      checkRateLimit(change.rateLimit);
       const current = await mustGet(scope, id);
       const now = clock.now();
       const patch: EndpointPatch = {
@@ -83,6 +96,7 @@ export function endpointUseCases(deps: AppDeps) {
         url: change.url,
         events: change.events,
         description: change.description,
+        rateLimit: change.rateLimit,
       };
       if (change.enabled === true && !current.enabled) {
         const on = enableEndpoint(current, now);

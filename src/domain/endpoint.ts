@@ -1,4 +1,5 @@
 import type { EventType } from "./event-catalog.ts";
+import type { RateLimit } from "./rate-limit.ts";
 
 export const DISABLED_REASONS = ["manual", "failing", "gone"] as const;
 export type DisabledReason = (typeof DISABLED_REASONS)[number];
@@ -26,6 +27,8 @@ export interface Endpoint {
   updatedAt: Date;
   /** Start of the current run of failures without a success; null after a success. */
   failingSince: Date | null;
+  /** Deliveries to it never start faster than this, across every process (ADR 16); null for none. */
+  rateLimit: RateLimit | null;
 }
 
 /** The endpoint after being switched on: enabled, reason and failure streak cleared. */

@@ -1,5 +1,6 @@
 import { authCases } from "./suite/auth.ts";
 import { type ApiTarget, suiteContext } from "./suite/context.ts";
+import { controlCases } from "./suite/controls.ts";
 import { deliveryCases } from "./suite/deliveries.ts";
 import { errorCases } from "./suite/errors.ts";
 import { eventCases } from "./suite/events.ts";
@@ -17,6 +18,7 @@ export type { ApiTarget } from "./suite/context.ts";
 export function apiSuite(makeTarget: () => Promise<ApiTarget>): void {
   const s = suiteContext(makeTarget);
   webhookCases(s);
+  controlCases(s);
   eventCases(s);
   deliveryCases(s);
   testEventCases(s);

@@ -27,6 +27,7 @@ export function anEndpoint(scope: Scope, over: Partial<Endpoint> = {}): Endpoint
     createdAt: T0,
     updatedAt: T0,
     failingSince: null,
+    rateLimit: null,
     ...over,
   };
 }

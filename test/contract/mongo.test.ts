@@ -2,14 +2,14 @@ import { describe, expect, it } from "vitest";
 import { COLLECTIONS } from "../../src/adapters/mongo/collections.ts";
 import { createMongoConsoleStore } from "../../src/adapters/mongo/console.ts";
 import { MongoDeliveries } from "../../src/adapters/mongo/deliveries.ts";
-import type { DeliveryDoc } from "../../src/adapters/mongo/documents.ts";
+import type { DeliveryDoc, EndpointDoc } from "../../src/adapters/mongo/documents.ts";
 import { connectMongo } from "../../src/adapters/mongo/index.ts";
 import { ensureIndexes, INDEXES } from "../../src/adapters/mongo/indexes.ts";
 import { StoreUnavailableError } from "../../src/app/ports/store.ts";
 import { shardOf } from "../../src/domain/shards.ts";
 import { freshMongoRepositories } from "../support/mongo.ts";
 import { consoleContract } from "./console-contract.ts";
-import { aDelivery, at, ids, newScope } from "./fixtures.ts";
+import { aDelivery, anEndpoint, at, ids, newScope } from "./fixtures.ts";
 import { repositoryContract } from "./repository-contract.ts";
 
 repositoryContract("mongo", () => freshMongoRepositories("herald_test_contract"));
@@ -77,6 +77,28 @@ describe("mongo adapter", () => {
         (c) => c.name,
       );
       expect(collections).not.toContain("delivery_leases");
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+
+  it("reads an endpoint stored before rate limits existed as having none, and stores one as per_second or per_minute", async () => {
+    const fresh = await freshMongoRepositories("herald_test_rate_limit");
+    try {
+      const scope = newScope();
+      const old = anEndpoint(scope);
+      const limited = anEndpoint(scope, { rateLimit: { count: 5, per: "second" } });
+      await fresh.repos.endpoints.insert(old);
+      await fresh.repos.endpoints.insert(limited);
+      const col = fresh.db.collection<EndpointDoc>(COLLECTIONS.endpoints);
+      await col.updateOne({ _id: old.id }, { $unset: { rate_limit: "" } });
+      expect((await fresh.repos.endpoints.get(scope, old.id))?.rateLimit).toBeNull();
+      expect((await col.findOne({ _id: limited.id }))?.rate_limit).toEqual({ per_second: 5 });
+      await fresh.repos.endpoints.update(scope, limited.id, {
+        rateLimit: { count: 300, per: "minute" },
+        updatedAt: at(1),
+      });
+      expect((await col.findOne({ _id: limited.id }))?.rate_limit).toEqual({ per_minute: 300 });
     } finally {
       await fresh.cleanup();
     }

@@ -11,6 +11,7 @@ const endpointCopy = (e: Endpoint): Endpoint => ({
   ...e,
   events: [...e.events],
   secrets: e.secrets.map((s) => ({ ...s })),
+  rateLimit: e.rateLimit && { ...e.rateLimit },
 });
 
 export class MemoryEndpoints implements EndpointRepository {

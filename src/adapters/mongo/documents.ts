@@ -22,7 +22,11 @@ export interface EndpointDoc {
   created_at: Date;
   updated_at: Date;
   failing_since: Date | null;
+  /** Exactly one of the two; absent on endpoints stored before rate limits existed (ADR 16). */
+  rate_limit?: RateLimitDoc | null;
 }
+
+export type RateLimitDoc = { per_second: number } | { per_minute: number };
 
 export interface EventDoc {
   _id: string;

@@ -3,11 +3,28 @@ import type { StoredEvent } from "../../app/ports/events.ts";
 import type { IdempotencyRecord, TokenRecord } from "../../app/ports/tokens.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import type { Endpoint, StoredSecret } from "../../domain/endpoint.ts";
+import type { RateLimit } from "../../domain/rate-limit.ts";
 import { shardOf } from "../../domain/shards.ts";
-import type { DeliveryDoc, EndpointDoc, EventDoc, IdempotencyDoc, SecretDoc, TokenDoc } from "./documents.ts";
+import type {
+  DeliveryDoc,
+  EndpointDoc,
+  EventDoc,
+  IdempotencyDoc,
+  RateLimitDoc,
+  SecretDoc,
+  TokenDoc,
+} from "./documents.ts";
 
 const secretToDoc = (s: StoredSecret): SecretDoc => ({ sealed: s.sealed, expires_at: s.expiresAt });
 const secretFromDoc = (s: SecretDoc): StoredSecret => ({ sealed: s.sealed, expiresAt: s.expires_at });
+const rateLimitToDoc = (l: RateLimit | null): RateLimitDoc | null =>
+  l === null ? null : l.per === "second" ? { per_second: l.count } : { per_minute: l.count };
+const rateLimitFromDoc = (d: RateLimitDoc | null | undefined): RateLimit | null =>
+  !d
+    ? null
+    : "per_second" in d
+      ? { count: d.per_second, per: "second" }
+      : { count: d.per_minute, per: "minute" };
 
 export function endpointToDoc(e: Endpoint): EndpointDoc {
   return {
@@ -23,6 +40,7 @@ export function endpointToDoc(e: Endpoint): EndpointDoc {
     created_at: e.createdAt,
     updated_at: e.updatedAt,
     failing_since: e.failingSince,
+    rate_limit: rateLimitToDoc(e.rateLimit),
   };
 }
 
@@ -40,6 +58,7 @@ export function endpointFromDoc(d: EndpointDoc): Endpoint {
     createdAt: d.created_at,
     updatedAt: d.updated_at,
     failingSince: d.failing_since,
+    rateLimit: rateLimitFromDoc(d.rate_limit),
   };
 }
 
@@ -53,6 +72,7 @@ export function endpointPatchToSet(p: EndpointPatch): Partial<EndpointDoc> {
   if (p.disabledReason !== undefined) set.disabled_reason = p.disabledReason;
   if (p.secrets !== undefined) set.secrets = p.secrets.map(secretToDoc);
   if (p.failingSince !== undefined) set.failing_since = p.failingSince;
+  if (p.rateLimit !== undefined) set.rate_limit = rateLimitToDoc(p.rateLimit);
   return set;
 }
 

@@ -10,7 +10,10 @@ export interface EndpointFilter {
 
 /** Fields of an endpoint a use case may change; absent fields stay as they are. */
 export type EndpointPatch = Partial<
-  Pick<Endpoint, "url" | "events" | "description" | "enabled" | "disabledReason" | "secrets" | "failingSince">
+  Pick<
+    Endpoint,
+    "url" | "events" | "description" | "enabled" | "disabledReason" | "secrets" | "failingSince" | "rateLimit"
+  >
 > & { updatedAt: Date };
 
 export interface EndpointRepository {

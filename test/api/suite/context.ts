@@ -40,6 +40,7 @@ export const WEBHOOK_KEYS = [
   "enabled",
   "events",
   "id",
+  "rate_limit",
   "updated_at",
   "url",
 ];

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { DISABLED_REASONS } from "../../../../domain/endpoint.ts";
 import { MAX_URL_LENGTH } from "../../../../domain/endpoint-url.ts";
 import { EVENT_TYPES } from "../../../../domain/event-catalog.ts";
+import { RATE_LIMIT_MAX } from "../../../../domain/rate-limit.ts";
 import { EventTypeSchema, intRange, listOf, pageQuery, timestamp, uuidParam } from "../shared.ts";
 
 const url = z.string().max(MAX_URL_LENGTH).openapi({
@@ -24,8 +25,30 @@ const events = z
 
 const description = z.string().max(1024).nullable().openapi({ example: "Order service" });
 
+export const RateLimitSchema = z
+  .strictObject({
+    per_second: intRange(1, RATE_LIMIT_MAX.second).optional(),
+    per_minute: intRange(1, RATE_LIMIT_MAX.minute).optional(),
+  })
+  .superRefine((o, ctx) => {
+    if ((o.per_second === undefined) === (o.per_minute === undefined))
+      ctx.addIssue({ code: "custom", message: "must have exactly one of per_second, per_minute" });
+  })
+  // Not a named component: the generator would make the component itself nullable, and a union with
+  // null would report a bad field inside as a bad rate_limit as a whole.
+  .openapi({
+    minProperties: 1,
+    maxProperties: 1,
+    example: { per_second: 5 },
+    description:
+      "Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at " +
+      "least period/count apart, across every Herald process; those over the limit wait (still `pending`).",
+  });
+
+const rateLimit = RateLimitSchema.nullable();
+
 export const CreateWebhookSchema = z
-  .strictObject({ url, events, description: description.optional() })
+  .strictObject({ url, events, description: description.optional(), rate_limit: rateLimit.optional() })
   .openapi("CreateWebhookRequest");
 
 export const UpdateWebhookSchema = z
@@ -34,9 +57,10 @@ export const UpdateWebhookSchema = z
     events: events.optional(),
     description: description.optional(),
     enabled: z.boolean().optional().openapi({ description: "false disables the endpoint (`manual`)." }),
+    rate_limit: rateLimit.optional(),
   })
   .refine((o) => Object.values(o).some((v) => v !== undefined), {
-    error: "must contain at least one of url, events, description, enabled",
+    error: "must contain at least one of url, events, description, enabled, rate_limit",
   })
   .openapi("UpdateWebhookRequest", { minProperties: 1 });
 
@@ -60,6 +84,7 @@ export const WebhookSchema = z
       .openapi({ example: "2026-11-21T10:00:00Z", description: "Second precision." }),
     updated_at: timestamp("Last change."),
     disabled_reason: z.enum(DISABLED_REASONS).nullable(),
+    rate_limit: rateLimit,
   })
   .openapi("Webhook", { description: "A registered endpoint. The secret is never shown again." });
 
