@@ -11,7 +11,18 @@ import { maintenanceJobs } from "../../src/app/maintenance.ts";
 import type { Scope } from "../../src/app/ports/paging.ts";
 import type { DeliveryMetrics, DeliveryRequest, Sender } from "../../src/app/ports/sending.ts";
 import type { Repositories } from "../../src/app/ports/store.ts";
+import type { SecretCipher } from "../../src/app/ports/system.ts";
 import type { SendOutcome } from "../../src/domain/delivery.ts";
+
+/** The machine's clock, for tests of what happens in real time (rate limits); it cannot be moved. */
+export function realClock() {
+  return {
+    now: () => new Date(),
+    advance(_ms: number): void {
+      throw new Error("a real clock cannot be moved");
+    },
+  };
+}
 
 /** A clock the test moves by hand. */
 export function manualClock(start = new Date("2026-11-21T10:00:00.000Z")) {
@@ -86,16 +97,22 @@ export async function engineHarness(
     repos?: Repositories;
     options?: Partial<EngineOptions>;
     sender?: ReturnType<typeof scriptedSender>;
+    /** The real clock instead of the manual one. */
+    realTime?: boolean;
+    /** The process id in shard leases (several engines on one store need different ones). */
+    owner?: string;
+    /** The master key's cipher (several engines on one store share one, as processes share the key). */
+    cipher?: SecretCipher;
   } = {},
 ) {
   const repos = opts.repos ?? createMemoryRepositories();
-  const clock = manualClock();
+  const clock = opts.realTime ? realClock() : manualClock();
   const ids = {
     uuid: () => crypto.randomUUID(),
     randomBytes: (n: number) => crypto.getRandomValues(new Uint8Array(n)),
     random: () => 0.5,
   };
-  const cipher = await createAesGcmCipher(crypto.getRandomValues(new Uint8Array(32)));
+  const cipher = opts.cipher ?? (await createAesGcmCipher(crypto.getRandomValues(new Uint8Array(32))));
   const sender = opts.sender ?? scriptedSender();
   const { metrics, seen } = countingMetrics();
   let wakes = 0;
@@ -107,7 +124,7 @@ export async function engineHarness(
     sender,
     logger: silentLogger,
     metrics,
-    owner: "test",
+    owner: opts.owner ?? "test",
     options: {
       concurrency: 50,
       endpointConcurrency: 10,
@@ -141,6 +158,7 @@ export async function engineHarness(
   });
   return {
     repos,
+    cipher,
     clock,
     sender,
     seen,
