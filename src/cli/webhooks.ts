@@ -1,6 +1,6 @@
 import type { EventType, Webhook } from "../../clients/typescript/client.ts";
 import { connectApi, listPages } from "./api.ts";
-import { instant, integer, seconds, splitList } from "./arg-values.ts";
+import { instant, integer, rateLimitArg, seconds, splitList } from "./arg-values.ts";
 import {
   type Command,
   type CommandGroup,
@@ -14,6 +14,12 @@ import { type Io, printTable } from "./io.ts";
 
 const ID = "<webhook-id>";
 
+/** `5/s`, `300/m`, or `none`. */
+export function rateLimitLabel(limit: Webhook["rate_limit"]): string {
+  if (!limit) return "none";
+  return limit.per_second !== undefined ? `${limit.per_second}/s` : `${limit.per_minute}/m`;
+}
+
 /** `enabled`, or `disabled (failing)`. */
 export function endpointState(w: Pick<Webhook, "enabled" | "disabled_reason">): string {
   return w.enabled ? "enabled" : `disabled (${w.disabled_reason ?? "manual"})`;
@@ -25,6 +31,7 @@ function printWebhook(io: Io, w: Webhook): void {
     ["url", w.url],
     ["events", w.events],
     ["state", endpointState(w)],
+    ["rate limit", rateLimitLabel(w.rate_limit)],
     ["description", w.description],
     ["created", timeWithAge(w.created_at)],
     ["updated", timeWithAge(w.updated_at)],
@@ -40,7 +47,7 @@ function printSecret(io: Io, secret: string): void {
 
 const create: Command = {
   name: "webhooks create",
-  usage: "--url URL --events TYPE[,TYPE...] [--description TEXT] [--json]",
+  usage: "--url URL --events TYPE[,TYPE...] [--description TEXT] [--rate-limit N/s|N/m] [--json]",
   summary: "Register an endpoint for the listed event types; prints its signing secret once.",
   details:
     "The URL must be https:// unless the server runs with HERALD_ALLOW_HTTP_URLS=true (local development).",
@@ -48,10 +55,12 @@ const create: Command = {
     ["--url URL", "Where deliveries are POSTed"],
     ["--events TYPES", "Comma-separated event types (repeatable); see npx herald events types"],
     ["--description TEXT", "A note for people"],
+    ["--rate-limit N/s|N/m", "At most N deliveries per second (5/s) or per minute (300/m); more wait"],
     JSON_OPTION,
   ],
   examples: [
     "npx herald webhooks create --url https://example.com/hooks --events message.delivered,message.bounced",
+    "npx herald webhooks create --url https://example.com/hooks --events message.delivered --rate-limit 5/s",
   ],
   api: true,
   async run(args, io, deps) {
@@ -59,14 +68,22 @@ const create: Command = {
       url: { type: "string" },
       events: { type: "string", multiple: true },
       description: { type: "string" },
+      "rate-limit": { type: "string" },
     });
     positionals(this, rest, []);
     const events = splitList(values.events);
     if (!values.url || !events) throw usageError(this, "--url and --events are required");
+    const rateLimit = values["rate-limit"];
     const api = connectApi(io, deps);
     const { data } = await api.call(
       api.client.POST("/api/v1/webhooks", {
-        body: { url: values.url, events: events as EventType[], description: values.description },
+        body: {
+          url: values.url,
+          events: events as EventType[],
+          description: values.description,
+          rate_limit:
+            rateLimit === undefined ? undefined : rateLimitArg(this, "--rate-limit", rateLimit, false),
+        },
       }),
     );
     return answer(io, values.json, data, () => {
@@ -180,18 +197,20 @@ const enable = showOne(
 
 const update: Command = {
   name: "webhooks update",
-  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--enable | --disable] [--json]`,
-  summary: "Change an endpoint's URL, event types, description or state.",
+  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--rate-limit N/s|N/m|none] [--enable | --disable] [--json]`,
+  summary: "Change an endpoint's URL, event types, description, rate limit or state.",
   options: [
     ["--url URL", "A new URL"],
     ["--events TYPES", "Replace the event types (comma-separated, repeatable)"],
     ["--description TEXT", 'A new description ("" clears it)'],
+    ["--rate-limit N/s|N/m|none", "A new rate limit (5/s, 300/m), or none to remove it"],
     ["--enable", "Enable the endpoint"],
     ["--disable", "Disable it (disabled_reason: manual); its new events are recorded as skipped"],
     JSON_OPTION,
   ],
   examples: [
     "npx herald webhooks update 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --events message.delivered --disable",
+    "npx herald webhooks update 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --rate-limit 300/m",
   ],
   api: true,
   async run(args, io, deps) {
@@ -199,6 +218,7 @@ const update: Command = {
       url: { type: "string" },
       events: { type: "string", multiple: true },
       description: { type: "string" },
+      "rate-limit": { type: "string" },
       enable: { type: "boolean", default: false },
       disable: { type: "boolean", default: false },
     });
@@ -209,9 +229,16 @@ const update: Command = {
       events: splitList(values.events) as EventType[] | undefined,
       description: values.description === undefined ? undefined : values.description || null,
       enabled: values.enable ? true : values.disable ? false : undefined,
+      rate_limit:
+        values["rate-limit"] === undefined
+          ? undefined
+          : rateLimitArg(this, "--rate-limit", values["rate-limit"], true),
     };
     if (Object.values(body).every((v) => v === undefined)) {
-      throw usageError(this, "nothing to change: give --url, --events, --description, --enable or --disable");
+      throw usageError(
+        this,
+        "nothing to change: give --url, --events, --description, --rate-limit, --enable or --disable",
+      );
     }
     const api = connectApi(io, deps);
     const { data } = await api.call(
