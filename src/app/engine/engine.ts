@@ -34,7 +34,10 @@ export interface EngineOptions {
   flushDelayMs?: number;
   /** After completions, how long to gather freed slots before claiming again. */
   claimDelayMs?: number;
-  /** How far ahead a delivery to a rate-limited endpoint may wait for its turn in memory (default 2 s). */
+  /**
+   * How far ahead a delivery to a rate-limited endpoint may wait for its turn in memory: at least this
+   * (default 2 s), longer while claim reads are slow (four reads' time, at most 10 s).
+   */
   paceHorizonMs?: number;
 }
 
@@ -94,7 +97,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     else m.set(k, n);
   };
 
-  const isIdle = () => inFlight === 0 && record.waiting === 0 && !pumping;
+  const isIdle = () => inFlight === 0 && pace.waiting === 0 && record.waiting === 0 && !pumping;
   const notifyIdle = () => {
     if (isIdle()) for (const w of idleWaiters.splice(0)) w();
   };
@@ -181,23 +184,37 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       });
   }
 
-  /** Stops holding a claimed delivery without sending it (a rate limit): it stays pending. */
-  function giveBack(p: Prepared) {
-    inFlight--;
-    bump(inFlightPerEndpoint, p.delivery.webhookId, -1);
-    release([p.delivery.id]);
-  }
-
+  // A delivery waiting for its endpoint's rate limit is held (until sent and recorded, or given back)
+  // but not in flight: it counts against no concurrency cap while it waits.
   const pace = pacer(
     {
       clock,
       tenure: (shard) => ownership.tenure(shard),
       mayStart: (shard) => ownership.mayClaim(shard),
-      start: run,
-      giveBack,
+      start(p, at, waited) {
+        if (waited) {
+          inFlight++;
+          bump(inFlightPerEndpoint, p.delivery.webhookId, 1);
+        }
+        run(p, at);
+      },
+      parked(p) {
+        inFlight--;
+        bump(inFlightPerEndpoint, p.delivery.webhookId, -1);
+      },
+      giveBack(p, waited) {
+        if (!waited) {
+          inFlight--;
+          bump(inFlightPerEndpoint, p.delivery.webhookId, -1);
+        }
+        release([p.delivery.id]);
+      },
       wake: () => wakeSoon(),
     },
-    { horizonMs: options.paceHorizonMs ?? 2_000 },
+    {
+      horizonMs: () => Math.min(10_000, Math.max(options.paceHorizonMs ?? 2_000, 4 * lastReadMs)),
+      maxWaiting: 100,
+    },
   );
 
   /** Settles when the claim read in progress (if any) has landed. */

@@ -24,10 +24,18 @@ export interface PacerDeps {
   tenure(shard: number): Tenure | null;
   /** Whether this process may start work of the shard now (held, valid, not being given back). */
   mayStart(shard: number): boolean;
-  /** Sends the delivery; `at` is when its attempt starts. */
-  start(p: Prepared, at: Date): void;
+  /**
+   * Sends the delivery; `at` is when its attempt starts. `waited`: it comes from the queue (see
+   * `parked`), so it counts as in flight again from now.
+   */
+  start(p: Prepared, at: Date, waited: boolean): void;
+  /**
+   * The delivery waits for its turn: still held (recorded nowhere, given back on a handover), but no
+   * longer in flight: it counts against neither HERALD_CONCURRENCY nor the endpoint's concurrency.
+   */
+  parked(p: Prepared): void;
   /** Stops holding the delivery without sending it: it stays pending and is claimed again later. */
-  giveBack(p: Prepared): void;
+  giveBack(p: Prepared, waited: boolean): void;
   /** A rate-limited endpoint can take more: claim again. */
   wake(): void;
 }
@@ -35,9 +43,11 @@ export interface PacerDeps {
 export interface PacerOptions {
   /**
    * How far ahead a delivery may wait in memory for its turn, so the next one is ready at the
-   * moment its endpoint's pace allows it (a claim read and an endpoint read take time).
+   * moment its endpoint's pace allows it: longer than a claim read and an endpoint read take.
    */
-  horizonMs: number;
+  horizonMs(): number;
+  /** The most deliveries of one endpoint waiting for their turn. */
+  maxWaiting: number;
 }
 
 /** One rate-limited endpoint in the process that owns its shard. */
@@ -75,7 +85,7 @@ export function pacer(deps: PacerDeps, options: PacerOptions) {
   function clearLane(lane: Lane) {
     if (lane.timer) clearTimeout(lane.timer);
     lane.timer = null;
-    for (const p of lane.waiting.splice(0)) deps.giveBack(p);
+    for (const p of lane.waiting.splice(0)) deps.giveBack(p, true);
   }
 
   /** The endpoint's lane under the current tenure and limit; null when the shard is not held. */
@@ -109,10 +119,14 @@ export function pacer(deps: PacerDeps, options: PacerOptions) {
     return lane;
   }
 
-  function startNow(lane: Lane, p: Prepared, at: number) {
+  function startNow(lane: Lane, p: Prepared, at: number, waited: boolean) {
     paceStarted(lane.pace, at);
-    deps.start(p, new Date(at));
+    deps.start(p, new Date(at), waited);
   }
+
+  /** Turns the pace allows within the horizon, as far as the queue may hold them. */
+  const turns = (lane: Lane, now: number) =>
+    Math.min(turnsWithin(lane.pace, now, options.horizonMs()), options.maxWaiting);
 
   function arm(lane: Lane) {
     if (lane.timer || lane.waiting.length === 0 || stopped) return;
@@ -131,7 +145,7 @@ export function pacer(deps: PacerDeps, options: PacerOptions) {
     const next = lane.waiting[0];
     if (next && now >= nextStartAt(lane.pace)) {
       lane.waiting.shift();
-      startNow(lane, next, now);
+      startNow(lane, next, now, true);
       deps.wake();
     }
     arm(lane);
@@ -163,23 +177,24 @@ export function pacer(deps: PacerDeps, options: PacerOptions) {
           if (old) {
             lanes.delete(p.endpoint.id);
             if (old.timer) clearTimeout(old.timer);
-            for (const w of old.waiting.splice(0)) deps.start(w, new Date(now));
+            for (const w of old.waiting.splice(0)) deps.start(w, new Date(now), true);
           }
-          deps.start(p, new Date(now));
+          deps.start(p, new Date(now), false);
           continue;
         }
         const lane = laneOf(p.endpoint.id, limit);
         if (!lane || !deps.mayStart(lane.shard)) {
-          deps.giveBack(p);
+          deps.giveBack(p, false);
           continue;
         }
         if (lane.waiting.length === 0 && now >= nextStartAt(lane.pace)) {
-          startNow(lane, p, now);
-        } else if (turnsWithin(lane.pace, now, options.horizonMs) > lane.waiting.length) {
+          startNow(lane, p, now, false);
+        } else if (turns(lane, now) > lane.waiting.length) {
           lane.waiting.push(p);
+          deps.parked(p);
           arm(lane);
         } else {
-          deps.giveBack(p);
+          deps.giveBack(p, false);
         }
       }
     },
@@ -199,10 +214,10 @@ export function pacer(deps: PacerDeps, options: PacerOptions) {
           lanes.delete(id);
           continue;
         }
-        const room = Math.max(0, turnsWithin(lane.pace, now, options.horizonMs) - lane.waiting.length);
+        const room = Math.max(0, turns(lane, now) - lane.waiting.length);
         rooms.set(id, room);
         if (room === 0 && lane.waiting.length === 0) {
-          earliest = Math.min(earliest, nextStartAt(lane.pace) - options.horizonMs);
+          earliest = Math.min(earliest, nextStartAt(lane.pace) - options.horizonMs());
         }
       }
       if (earliest < Number.POSITIVE_INFINITY) armWake(earliest);
