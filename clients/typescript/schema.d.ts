@@ -571,6 +571,16 @@ export interface components {
             };
             filter: components["schemas"]["EventFilter"];
             /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
              * @description Shown only now: whsec_ + base64 of 32 random bytes.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
              */
@@ -615,6 +625,16 @@ export interface components {
              */
             signature_scheme?: "herald-v1" | "standard-webhooks";
             filter?: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit?: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
         };
         WebhookList: {
             data: components["schemas"]["Webhook"][];
@@ -659,6 +679,16 @@ export interface components {
                 [key: string]: "********";
             };
             filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
         };
         UpdateWebhookRequest: {
             /**
@@ -689,6 +719,16 @@ export interface components {
              */
             signature_scheme?: "herald-v1" | "standard-webhooks";
             filter?: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit?: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
         };
         RotateSecretRequest: {
             /**

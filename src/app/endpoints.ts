@@ -15,6 +15,7 @@ import { endpointUrlIssues } from "../domain/endpoint-url.ts";
 import { invalid, notFound } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
 import { type EventFilter, filterIssues } from "../domain/event-filter.ts";
+import { type RateLimit, rateLimitIssues } from "../domain/rate-limit.ts";
 import { DEFAULT_SIGNATURE_SCHEME, type SignatureScheme } from "../domain/signature-scheme.ts";
 import { newEndpointSecret } from "../domain/signing.ts";
 import type { AppDeps } from "./deps.ts";
@@ -29,6 +30,8 @@ export interface EndpointInput {
   headers?: Readonly<Record<string, string>> | undefined;
   signatureScheme?: SignatureScheme | undefined;
   filter?: EventFilter | null | undefined;
+  /** null or absent: no limit. */
+  rateLimit?: RateLimit | null | undefined;
 }
 
 export interface EndpointChange {
@@ -41,6 +44,8 @@ export interface EndpointChange {
   signatureScheme?: SignatureScheme | undefined;
   /** A new filter; null removes it; absent keeps it. */
   filter?: EventFilter | null | undefined;
+  /** null removes the limit. */
+  rateLimit?: RateLimit | null | undefined;
 }
 
 /** An endpoint together with the plain secret just issued (creation, rotation): shown once. */
@@ -102,6 +107,11 @@ export function endpointUseCases(deps: AppDeps) {
     );
   };
 
+  const checkRateLimit = (limit: RateLimit | null | undefined) => {
+    const issues = limit ? rateLimitIssues(limit) : [];
+    if (issues.length) throw invalid(issues.map((message) => ({ path: "rate_limit", message })));
+  };
+
   const mustGet = async (scope: Scope, id: string) => {
     const e = await repos.endpoints.get(scope, id);
     if (!e) throw notFound("The endpoint");
@@ -120,6 +130,7 @@ export function endpointUseCases(deps: AppDeps) {
       checkInput(input.url, input.headers);
       const headers = await changedHeaders([], input.headers ?? {});
       checkFilter(input.filter, input.events);
+      checkRateLimit(input.rateLimit);
       const now = clock.now();
       const secret = newEndpointSecret(ids.randomBytes(32));
       const endpoint: Endpoint = {
@@ -139,6 +150,7 @@ export function endpointUseCases(deps: AppDeps) {
         headers,
         signatureScheme: input.signatureScheme ?? DEFAULT_SIGNATURE_SCHEME,
         filter: input.filter ?? null,
+        rateLimit: input.rateLimit ?? null,
       };
       await repos.endpoints.insert(endpoint);
       return { endpoint, secret };
@@ -152,6 +164,7 @@ export function endpointUseCases(deps: AppDeps) {
 
     async update(scope: Scope, id: string, change: EndpointChange): Promise<Endpoint> {
       checkInput(change.url, change.headers);
+      checkRateLimit(change.rateLimit);
       const current = await mustGet(scope, id);
       checkFilter(change.filter, change.events ?? current.events);
       if (change.events !== undefined && change.filter === undefined && current.filter !== null) {
@@ -176,6 +189,7 @@ export function endpointUseCases(deps: AppDeps) {
         headers:
           change.headers === undefined ? undefined : await changedHeaders(current.headers, change.headers),
         filter: change.filter,
+        rateLimit: change.rateLimit,
       };
       if (change.enabled === true && !current.enabled) {
         const on = enableEndpoint(current, now);

@@ -1,3 +1,4 @@
+import { parseRateLimitText, RATE_LIMIT_MAX } from "../domain/rate-limit.ts";
 import { SIGNATURE_SCHEMES, type SignatureScheme } from "../domain/signature-scheme.ts";
 import { parseDuration } from "../domain/time.ts";
 import { type Command, usageError } from "./command.ts";
@@ -45,6 +46,25 @@ export function seconds(command: Command, flag: string, text: string): number {
     throw usageError(command, `${flag} must be seconds or a duration (90s, 2h, 7d), not "${text}"`);
   }
   return ms / 1000;
+}
+
+/** The API's `rate_limit` JSON of `--rate-limit 5/s` or `300/m`; `none` removes a limit (null). */
+export function rateLimitArg(
+  command: Command,
+  flag: string,
+  text: string,
+  allowNone: boolean,
+): { per_second: number } | { per_minute: number } | null {
+  if (allowNone && text.trim().toLowerCase() === "none") return null;
+  const limit = parseRateLimitText(text);
+  const max = limit ? RATE_LIMIT_MAX[limit.per] : 0;
+  if (!limit || limit.count < 1 || limit.count > max) {
+    throw usageError(
+      command,
+      `${flag} must be N/s (1-${RATE_LIMIT_MAX.second}) or N/m (1-${RATE_LIMIT_MAX.minute})${allowNone ? " or none" : ""}, not "${text}"`,
+    );
+  }
+  return limit.per === "second" ? { per_second: limit.count } : { per_minute: limit.count };
 }
 
 /**

@@ -1,6 +1,14 @@
 import type { EventFilter, EventType, Webhook } from "../../clients/typescript/client.ts";
 import { connectApi, listPages } from "./api.ts";
-import { headerPairs, instant, integer, seconds, signatureScheme, splitList } from "./arg-values.ts";
+import {
+  headerPairs,
+  instant,
+  integer,
+  rateLimitArg,
+  seconds,
+  signatureScheme,
+  splitList,
+} from "./arg-values.ts";
 import {
   type Command,
   type CommandGroup,
@@ -14,6 +22,12 @@ import { type Io, printTable } from "./io.ts";
 
 const ID = "<webhook-id>";
 
+/** `5/s`, `300/m`, or `none`. */
+export function rateLimitLabel(limit: Webhook["rate_limit"]): string {
+  if (!limit) return "none";
+  return limit.per_second !== undefined ? `${limit.per_second}/s` : `${limit.per_minute}/m`;
+}
+
 /** `enabled`, or `disabled (failing)`. */
 export function endpointState(w: Pick<Webhook, "enabled" | "disabled_reason">): string {
   return w.enabled ? "enabled" : `disabled (${w.disabled_reason ?? "manual"})`;
@@ -25,6 +39,7 @@ function printWebhook(io: Io, w: Webhook): void {
     ["url", w.url],
     ["events", w.events],
     ["state", endpointState(w)],
+    ["rate limit", rateLimitLabel(w.rate_limit)],
     ["description", w.description],
     ["signature scheme", w.signature_scheme],
     [
@@ -68,7 +83,7 @@ function printSecret(io: Io, secret: string): void {
 const create: Command = {
   name: "webhooks create",
   usage:
-    "--url URL --events TYPE[,TYPE...] [--description TEXT] [--header NAME=VALUE]... [--signature-scheme SCHEME] [--filter JSON] [--json]",
+    "--url URL --events TYPE[,TYPE...] [--description TEXT] [--header NAME=VALUE]... [--signature-scheme SCHEME] [--filter JSON] [--rate-limit N/s|N/m] [--json]",
   summary: "Register an endpoint for the listed event types; prints its signing secret once.",
   details:
     "The URL must be https:// unless the server runs with HERALD_ALLOW_HTTP_URLS=true (local development). Custom header values are stored encrypted and shown as ******** from then on.",
@@ -79,12 +94,14 @@ const create: Command = {
     ["--header NAME=VALUE", "A header sent with every delivery, e.g. an API key (repeatable)"],
     ["--signature-scheme SCHEME", "herald-v1 (default) or standard-webhooks"],
     ["--filter JSON", FILTER_HELP],
+    ["--rate-limit N/s|N/m", "At most N deliveries per second (5/s) or per minute (300/m); more wait"],
     JSON_OPTION,
   ],
   examples: [
     "npx herald webhooks create --url https://example.com/hooks --events message.delivered,message.bounced",
     'npx herald webhooks create --url https://example.com/hooks --events message.delivered --header "Authorization=Bearer $RECEIVER_KEY" --signature-scheme standard-webhooks',
     `npx herald webhooks create --url https://example.com/hooks --events message.bounced --filter '{"data.message_type":"transactional"}'`,
+    "npx herald webhooks create --url https://example.com/hooks --events message.delivered --rate-limit 5/s",
   ],
   api: true,
   async run(args, io, deps) {
@@ -95,6 +112,7 @@ const create: Command = {
       header: { type: "string", multiple: true },
       "signature-scheme": { type: "string" },
       filter: { type: "string" },
+      "rate-limit": { type: "string" },
     });
     positionals(this, rest, []);
     const events = splitList(values.events);
@@ -102,6 +120,7 @@ const create: Command = {
     const headers = headerPairs(this, values.header);
     const scheme = signatureScheme(this, values["signature-scheme"]);
     const filter = values.filter === undefined ? undefined : filterOption(this, values.filter);
+    const rateLimit = values["rate-limit"];
     const api = connectApi(io, deps);
     const { data } = await api.call(
       api.client.POST("/api/v1/webhooks", {
@@ -112,6 +131,8 @@ const create: Command = {
           ...(headers ? { headers } : {}),
           ...(scheme ? { signature_scheme: scheme } : {}),
           filter,
+          rate_limit:
+            rateLimit === undefined ? undefined : rateLimitArg(this, "--rate-limit", rateLimit, false),
         },
       }),
     );
@@ -226,9 +247,9 @@ const enable = showOne(
 
 const update: Command = {
   name: "webhooks update",
-  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--header NAME=VALUE]... [--remove-header NAME]... [--signature-scheme SCHEME] [--filter JSON] [--enable | --disable] [--json]`,
+  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--header NAME=VALUE]... [--remove-header NAME]... [--signature-scheme SCHEME] [--filter JSON] [--rate-limit N/s|N/m|none] [--enable | --disable] [--json]`,
   summary:
-    "Change an endpoint's URL, event types, description, custom headers, signature scheme, filter or state.",
+    "Change an endpoint's URL, event types, description, custom headers, signature scheme, filter, rate limit or state.",
   options: [
     ["--url URL", "A new URL"],
     ["--events TYPES", "Replace the event types (comma-separated, repeatable)"],
@@ -237,6 +258,7 @@ const update: Command = {
     ["--remove-header NAME", "Stop sending a custom header (repeatable)"],
     ["--signature-scheme SCHEME", "herald-v1 or standard-webhooks"],
     ["--filter JSON", "Replace the payload filter (a JSON object); --filter null removes it"],
+    ["--rate-limit N/s|N/m|none", "A new rate limit (5/s, 300/m), or none to remove it"],
     ["--enable", "Enable the endpoint"],
     ["--disable", "Disable it (disabled_reason: manual); its new events are recorded as skipped"],
     JSON_OPTION,
@@ -244,6 +266,7 @@ const update: Command = {
   examples: [
     "npx herald webhooks update 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --events message.delivered --disable",
     `npx herald webhooks update 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --filter '{"data.channel":{"$in":["email","sms"]}}'`,
+    "npx herald webhooks update 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --rate-limit 300/m",
   ],
   api: true,
   async run(args, io, deps) {
@@ -252,6 +275,7 @@ const update: Command = {
       events: { type: "string", multiple: true },
       description: { type: "string" },
       filter: { type: "string" },
+      "rate-limit": { type: "string" },
       enable: { type: "boolean", default: false },
       disable: { type: "boolean", default: false },
       header: { type: "string", multiple: true },
@@ -279,11 +303,15 @@ const update: Command = {
       headers,
       signature_scheme: signatureScheme(this, values["signature-scheme"]),
       filter: values.filter === undefined ? undefined : filterOption(this, values.filter),
+      rate_limit:
+        values["rate-limit"] === undefined
+          ? undefined
+          : rateLimitArg(this, "--rate-limit", values["rate-limit"], true),
     };
     if (Object.values(body).every((v) => v === undefined)) {
       throw usageError(
         this,
-        "nothing to change: give --url, --events, --description, --header, --remove-header, --signature-scheme, --filter, --enable or --disable",
+        "nothing to change: give --url, --events, --description, --header, --remove-header, --signature-scheme, --filter, --rate-limit, --enable or --disable",
       );
     }
     const api = connectApi(io, deps);

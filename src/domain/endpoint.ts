@@ -1,5 +1,6 @@
 import type { EventType } from "./event-catalog.ts";
 import type { EventFilter } from "./event-filter.ts";
+import type { RateLimit } from "./rate-limit.ts";
 import type { SignatureScheme } from "./signature-scheme.ts";
 
 export const DISABLED_REASONS = ["manual", "failing", "gone"] as const;
@@ -40,6 +41,8 @@ export interface Endpoint {
   signatureScheme: SignatureScheme;
   /** Only events matching this filter are delivered (docs/adr/0014-payload-filters.md); null: all. */
   filter: EventFilter | null;
+  /** Deliveries to it never start faster than this, across every process (ADR 16); null for none. */
+  rateLimit: RateLimit | null;
 }
 
 /** The endpoint after being switched on: enabled, reason and failure streak cleared. */

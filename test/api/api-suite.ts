@@ -1,5 +1,6 @@
 import { authCases } from "./suite/auth.ts";
 import { type ApiTarget, suiteContext } from "./suite/context.ts";
+import { controlCases } from "./suite/controls.ts";
 import { deliveryCases } from "./suite/deliveries.ts";
 import { erasureCases } from "./suite/erasures.ts";
 import { errorCases } from "./suite/errors.ts";
@@ -21,6 +22,7 @@ export function apiSuite(makeTarget: () => Promise<ApiTarget>): void {
   const s = suiteContext(makeTarget);
   webhookCases(s);
   webhookControlCases(s);
+  controlCases(s);
   eventCases(s);
   deliveryCases(s);
   testEventCases(s);

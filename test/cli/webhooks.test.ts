@@ -191,6 +191,51 @@ describe("herald webhooks", () => {
     }
   });
 
+  it("create --rate-limit 5/s and update --rate-limit 300/m or none; a malformed limit is a usage error", async () => {
+    const cli = await cliHarness();
+    const run = await cli.run([
+      "webhooks",
+      "create",
+      "--url",
+      receiverUrl(),
+      "--events",
+      "message.delivered",
+      "--rate-limit",
+      "5/s",
+    ]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^rate limit +5\/s$/m);
+    const [w] = (await unwrap(cli.client.GET("/api/v1/webhooks"))).data;
+    expect(w?.rate_limit).toEqual({ per_second: 5 });
+    const perMinute = await cli.run(["webhooks", "update", w!.id, "--rate-limit", "300/m"]);
+    expect(perMinute.code).toBe(0);
+    expect(perMinute.stdout).toMatch(/^rate limit +300\/m$/m);
+    expect((await getWebhook(cli, w!.id)).rate_limit).toEqual({ per_minute: 300 });
+    const none = await cli.run(["webhooks", "update", w!.id, "--rate-limit", "none", "--json"]);
+    expect(none.json()).toMatchObject({ rate_limit: null });
+    expect((await cli.run(["webhooks", "get", w!.id])).stdout).toMatch(/^rate limit +none$/m);
+    for (const bad of ["5", "5/h", "0/s", "1001/s", "60001/m", "none"]) {
+      const refused = await cli.run([
+        "webhooks",
+        "create",
+        "--url",
+        receiverUrl(),
+        "--events",
+        "message.sent",
+        "--rate-limit",
+        bad,
+      ]);
+      expect(refused.code).toBe(2);
+      expect(refused.err).toEqual([
+        `herald: --rate-limit must be N/s (1-1000) or N/m (1-60000), not "${bad}"; see npx herald webhooks create --help`,
+      ]);
+    }
+    const badUpdate = await cli.run(["webhooks", "update", w!.id, "--rate-limit", "fast"]);
+    expect(badUpdate.code).toBe(2);
+    expect(badUpdate.err[0]).toContain("--rate-limit must be N/s (1-1000) or N/m (1-60000) or none");
+    expect((await unwrap(cli.client.GET("/api/v1/webhooks"))).data).toHaveLength(1);
+  });
+
   it("create and update take --filter; update --filter null removes it; get shows it", async () => {
     const cli = await cliHarness();
     const filter = { "data.channel": "email", "data.message_type": { $ne: "marketing" } };

@@ -488,6 +488,53 @@ describe("console: endpoint filter", () => {
   });
 });
 
+describe("console: delivery controls", () => {
+  it("sets, shows, changes and removes an endpoint's rate limit from its forms; refuses a bad one in plain words", async () => {
+    const h = await makeConsoleHarness();
+    const { b, token } = await h.signedIn();
+    const created = await b.post("/console/endpoints", {
+      _csrf: await b.csrf(),
+      url: HOOK,
+      rate_limit: "5/s",
+      events: ["message.delivered"],
+    });
+    expect(created.status).toBe(201);
+    const id = /\/console\/endpoints\/([0-9a-f-]{36})/.exec(await created.text())?.[1];
+    const api = async () => (await (await h.api(token, `/webhooks/${id}`)).json()) as { rate_limit: unknown };
+    expect((await api()).rate_limit).toEqual({ per_second: 5 });
+    const page = await (await b.get(`/console/endpoints/${id}`)).text();
+    expect(page).toContain("<dt>Rate limit</dt><dd>5/s</dd>");
+    expect(page).toContain('name="rate_limit" type="text" maxlength="16" value="5/s"');
+
+    const settings = (rateLimit: string) => ({
+      _csrf: "",
+      url: HOOK,
+      description: "",
+      events: ["message.delivered"],
+      rate_limit: rateLimit,
+    });
+    const save = async (rateLimit: string) =>
+      b.post(`/console/endpoints/${id}/update`, { ...settings(rateLimit), _csrf: await b.csrf() });
+    expect((await save("300/m")).status).toBe(303);
+    expect((await api()).rate_limit).toEqual({ per_minute: 300 });
+    expect(await (await b.get(`/console/endpoints/${id}`)).text()).toContain(
+      "<dt>Rate limit</dt><dd>300/m</dd>",
+    );
+    const bad = await save("lots");
+    expect(bad.status).toBe(422);
+    expect(await bad.text()).toContain("rate_limit: &quot;lots&quot; is not a limit like 5/s or 300/m");
+    const tooMany = await save("1001/s");
+    expect(tooMany.status).toBe(422);
+    expect(await tooMany.text()).toContain("rate_limit: must be an integer from 1 to 1000 per second");
+    expect((await api()).rate_limit).toEqual({ per_minute: 300 });
+    expect((await save("")).status).toBe(303);
+    expect((await api()).rate_limit).toBeNull();
+    expect(await (await b.get(`/console/endpoints/${id}`)).text()).toContain(
+      "<dt>Rate limit</dt><dd>none</dd>",
+    );
+  });
+});
+
 describe("console: tenancy", () => {
   it("shows a project nothing of another's, in any page or action", async () => {
     const h = await makeConsoleHarness();

@@ -25,6 +25,24 @@ export function endpointContract(store: () => Repositories): void {
       expect(await store().endpoints.get(scope, e.id)).toEqual(e);
     });
 
+    it("keeps a rate limit through insert, update (set, change, remove) and getMany", async () => {
+      const scope = newScope();
+      const e = anEndpoint(scope, { rateLimit: { count: 5, per: "second" } });
+      await store().endpoints.insert(e);
+      expect((await store().endpoints.get(scope, e.id))?.rateLimit).toEqual({ count: 5, per: "second" });
+      const changed = await store().endpoints.update(scope, e.id, {
+        rateLimit: { count: 300, per: "minute" },
+        updatedAt: at(1),
+      });
+      expect(changed?.rateLimit).toEqual({ count: 300, per: "minute" });
+      expect((await store().endpoints.getMany([e.id]))[0]?.rateLimit).toEqual({ count: 300, per: "minute" });
+      // A patch without the field leaves it; null removes it.
+      await store().endpoints.update(scope, e.id, { description: "x", updatedAt: at(2) });
+      expect((await store().endpoints.get(scope, e.id))?.rateLimit).toEqual({ count: 300, per: "minute" });
+      await store().endpoints.update(scope, e.id, { rateLimit: null, updatedAt: at(3) });
+      expect((await store().endpoints.get(scope, e.id))?.rateLimit).toBeNull();
+    });
+
     it("refuses a second endpoint with the same id", async () => {
       const scope = newScope();
       const e = anEndpoint(scope);

@@ -30,6 +30,7 @@ export function anEndpoint(scope: Scope, over: Partial<Endpoint> = {}): Endpoint
     headers: [],
     signatureScheme: "herald-v1",
     filter: null,
+    rateLimit: null,
     ...over,
   };
 }

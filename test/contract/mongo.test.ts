@@ -128,6 +128,28 @@ describe("mongo adapter", () => {
     }
   });
 
+  it("reads an endpoint stored before rate limits existed as having none, and stores one as per_second or per_minute", async () => {
+    const fresh = await freshMongoRepositories("herald_test_rate_limit");
+    try {
+      const scope = newScope();
+      const old = anEndpoint(scope);
+      const limited = anEndpoint(scope, { rateLimit: { count: 5, per: "second" } });
+      await fresh.repos.endpoints.insert(old);
+      await fresh.repos.endpoints.insert(limited);
+      const col = fresh.db.collection<EndpointDoc>(COLLECTIONS.endpoints);
+      await col.updateOne({ _id: old.id }, { $unset: { rate_limit: "" } });
+      expect((await fresh.repos.endpoints.get(scope, old.id))?.rateLimit).toBeNull();
+      expect((await col.findOne({ _id: limited.id }))?.rate_limit).toEqual({ per_second: 5 });
+      await fresh.repos.endpoints.update(scope, limited.id, {
+        rateLimit: { count: 300, per: "minute" },
+        updatedAt: at(1),
+      });
+      expect((await col.findOne({ _id: limited.id }))?.rate_limit).toEqual({ per_minute: 300 });
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+
   it("stores each delivery's shard, and gives pending records from before shards theirs at start-up", async () => {
     const fresh = await freshMongoRepositories("herald_test_shards");
     try {

@@ -14,8 +14,19 @@ import type { FanOutMetrics } from "../../src/app/ports/events.ts";
 import type { Scope } from "../../src/app/ports/paging.ts";
 import type { DeliveryMetrics, DeliveryRequest, Sender } from "../../src/app/ports/sending.ts";
 import type { Repositories } from "../../src/app/ports/store.ts";
+import type { SecretCipher } from "../../src/app/ports/system.ts";
 import { settingsUseCases } from "../../src/app/settings.ts";
 import type { SendOutcome } from "../../src/domain/delivery.ts";
+
+/** The machine's clock, for tests of what happens in real time (rate limits); it cannot be moved. */
+export function realClock() {
+  return {
+    now: () => new Date(),
+    advance(_ms: number): void {
+      throw new Error("a real clock cannot be moved");
+    },
+  };
+}
 
 /** A clock the test moves by hand. */
 export function manualClock(start = new Date("2026-11-21T10:00:00.000Z")) {
@@ -100,16 +111,22 @@ export async function engineHarness(
     repos?: Repositories;
     options?: Partial<EngineOptions>;
     sender?: ReturnType<typeof scriptedSender>;
+    /** The real clock instead of the manual one. */
+    realTime?: boolean;
+    /** The process id in shard leases (several engines on one store need different ones). */
+    owner?: string;
+    /** The master key's cipher (several engines on one store share one, as processes share the key). */
+    cipher?: SecretCipher;
   } = {},
 ) {
   const repos = opts.repos ?? createMemoryRepositories();
-  const clock = manualClock();
+  const clock = opts.realTime ? realClock() : manualClock();
   const ids = {
     uuid: () => crypto.randomUUID(),
     randomBytes: (n: number) => crypto.getRandomValues(new Uint8Array(n)),
     random: () => 0.5,
   };
-  const cipher = await createAesGcmCipher(crypto.getRandomValues(new Uint8Array(32)));
+  const cipher = opts.cipher ?? (await createAesGcmCipher(crypto.getRandomValues(new Uint8Array(32))));
   const sender = opts.sender ?? scriptedSender();
   const { metrics, fanOut, seen } = countingMetrics();
   let wakes = 0;
@@ -121,7 +138,7 @@ export async function engineHarness(
     sender,
     logger: silentLogger,
     metrics,
-    owner: "test",
+    owner: opts.owner ?? "test",
     options: {
       concurrency: 50,
       endpointConcurrency: 10,
@@ -156,6 +173,7 @@ export async function engineHarness(
   });
   return {
     repos,
+    cipher,
     clock,
     sender,
     seen,

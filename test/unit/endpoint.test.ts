@@ -23,6 +23,7 @@ const endpoint: Endpoint = {
   secrets: [{ sealed: "s1", expiresAt: null }],
   createdAt: t0,
   updatedAt: t0,
+  rateLimit: null,
   failingSince: null,
   headers: [],
   signatureScheme: "herald-v1",

@@ -13,6 +13,7 @@ const endpointCopy = (e: Endpoint): Endpoint => ({
   secrets: e.secrets.map((s) => ({ ...s })),
   headers: e.headers.map((h) => ({ ...h })),
   filter: e.filter === null ? null : structuredClone(e.filter),
+  rateLimit: e.rateLimit && { ...e.rateLimit },
 });
 
 export class MemoryEndpoints implements EndpointRepository {

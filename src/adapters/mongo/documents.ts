@@ -33,7 +33,11 @@ export interface EndpointDoc {
   signature_scheme?: SignatureScheme;
   /** The payload filter as JSON text (its keys hold $ and dots); absent or null: none. */
   filter?: string | null;
+  /** Exactly one of the two; absent on endpoints stored before rate limits existed (ADR 16). */
+  rate_limit?: RateLimitDoc | null;
 }
+
+export type RateLimitDoc = { per_second: number } | { per_minute: number };
 
 export interface EventDoc {
   _id: string;

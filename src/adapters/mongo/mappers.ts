@@ -4,6 +4,7 @@ import type { IdempotencyRecord, TokenRecord } from "../../app/ports/tokens.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import type { Endpoint, StoredHeader, StoredSecret } from "../../domain/endpoint.ts";
 import type { EventFilter } from "../../domain/event-filter.ts";
+import type { RateLimit } from "../../domain/rate-limit.ts";
 import { shardOf } from "../../domain/shards.ts";
 import { DEFAULT_SIGNATURE_SCHEME } from "../../domain/signature-scheme.ts";
 import type {
@@ -12,6 +13,7 @@ import type {
   EventDoc,
   HeaderDoc,
   IdempotencyDoc,
+  RateLimitDoc,
   SecretDoc,
   TokenDoc,
 } from "./documents.ts";
@@ -22,6 +24,14 @@ const headerToDoc = (h: StoredHeader): HeaderDoc => ({ name: h.name, sealed: h.s
 const headerFromDoc = (h: HeaderDoc): StoredHeader => ({ name: h.name, sealed: h.sealed });
 // Stored as text: a filter's keys start with $ and hold dots, which stores treat as operators and paths.
 const filterToDoc = (f: EventFilter | null): string | null => (f === null ? null : JSON.stringify(f));
+const rateLimitToDoc = (l: RateLimit | null): RateLimitDoc | null =>
+  l === null ? null : l.per === "second" ? { per_second: l.count } : { per_minute: l.count };
+const rateLimitFromDoc = (d: RateLimitDoc | null | undefined): RateLimit | null =>
+  !d
+    ? null
+    : "per_second" in d
+      ? { count: d.per_second, per: "second" }
+      : { count: d.per_minute, per: "minute" };
 
 export function endpointToDoc(e: Endpoint): EndpointDoc {
   return {
@@ -40,6 +50,7 @@ export function endpointToDoc(e: Endpoint): EndpointDoc {
     headers: e.headers.map(headerToDoc),
     signature_scheme: e.signatureScheme,
     filter: filterToDoc(e.filter),
+    rate_limit: rateLimitToDoc(e.rateLimit),
   };
 }
 
@@ -60,6 +71,7 @@ export function endpointFromDoc(d: EndpointDoc): Endpoint {
     headers: (d.headers ?? []).map(headerFromDoc),
     signatureScheme: d.signature_scheme ?? DEFAULT_SIGNATURE_SCHEME,
     filter: d.filter ? (JSON.parse(d.filter) as EventFilter) : null,
+    rateLimit: rateLimitFromDoc(d.rate_limit),
   };
 }
 
@@ -76,6 +88,7 @@ export function endpointPatchToSet(p: EndpointPatch): Partial<EndpointDoc> {
   if (p.headers !== undefined) set.headers = p.headers.map(headerToDoc);
   if (p.signatureScheme !== undefined) set.signature_scheme = p.signatureScheme;
   if (p.filter !== undefined) set.filter = filterToDoc(p.filter);
+  if (p.rateLimit !== undefined) set.rate_limit = rateLimitToDoc(p.rateLimit);
   return set;
 }
 

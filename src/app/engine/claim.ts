@@ -11,6 +11,8 @@ export interface ClaimInput {
   /** The per-endpoint cap and what each endpoint has in flight now. */
   endpointCap: number;
   inFlight: ReadonlyMap<string, number>;
+  /** Rate-limited endpoints' room (sends their pace allows soon, less those waiting); 0 leaves one out. */
+  rooms?: ReadonlyMap<string, number>;
   /** Deliveries held already (in flight or waiting for their record). */
   held: Iterable<string>;
 }
@@ -30,6 +32,8 @@ export async function claimDue(
   if (limit <= 0 || (input.shards !== null && input.shards.length === 0)) return { claimed: [], more: false };
   const saturated: string[] = [];
   for (const [id, n] of input.inFlight) if (n >= input.endpointCap) saturated.push(id);
+  // Out of turns for now: left out of the read, so they do not fill the batch (ADR 16).
+  for (const [id, room] of input.rooms ?? []) if (room <= 0) saturated.push(id);
   // Room for a few endpoints that can take only part of what they have due.
   const readLimit = Math.min(limit * 2, 1_000);
   const due = await deliveries.due({
@@ -40,26 +44,30 @@ export async function claimDue(
     excludeIds: [...input.held],
     perEndpointLimit: input.endpointCap,
   });
-  const claimed = pickWithinRoom(due, limit, input.endpointCap, input.inFlight).map((delivery) => ({
-    delivery,
-  }));
+  const claimed = pickWithinRoom(due, limit, input.endpointCap, input.inFlight, input.rooms).map(
+    (delivery) => ({
+      delivery,
+    }),
+  );
   // A full page may have left due work unread; a short one saw all there is to take now.
   return { claimed, more: due.length === readLimit && claimed.length > 0 };
 }
 
-/** In order, at most `limit`, and per endpoint no more than its cap leaves free. */
+/** In order, at most `limit`, and per endpoint no more than its cap (and its rate limit's room) leaves free. */
 export function pickWithinRoom(
   due: readonly Delivery[],
   limit: number,
   cap: number,
   inFlight: ReadonlyMap<string, number>,
+  rooms: ReadonlyMap<string, number> = new Map(),
 ): Delivery[] {
   const picked: Delivery[] = [];
   const taken = new Map<string, number>();
   for (const d of due) {
     if (picked.length >= limit) break;
-    const used = (inFlight.get(d.webhookId) ?? 0) + (taken.get(d.webhookId) ?? 0);
-    if (used >= cap) continue;
+    const mine = taken.get(d.webhookId) ?? 0;
+    if ((inFlight.get(d.webhookId) ?? 0) + mine >= cap) continue;
+    if (mine >= (rooms.get(d.webhookId) ?? Number.POSITIVE_INFINITY)) continue;
     taken.set(d.webhookId, (taken.get(d.webhookId) ?? 0) + 1);
     picked.push(d);
   }

@@ -7,6 +7,7 @@ import type { Clock, Ids, SecretCipher } from "../ports/system.ts";
 import { claimDue } from "./claim.ts";
 import { decide } from "./decide.ts";
 import { shardOwnership } from "./ownership.ts";
+import { pacer } from "./pace.ts";
 import { preparer } from "./prepare.ts";
 import { recorder } from "./record.ts";
 import { sendPrepared } from "./send.ts";
@@ -33,6 +34,11 @@ export interface EngineOptions {
   flushDelayMs?: number;
   /** After completions, how long to gather freed slots before claiming again. */
   claimDelayMs?: number;
+  /**
+   * How far ahead a delivery to a rate-limited endpoint may wait for its turn in memory: at least this
+   * (default 2 s), longer while claim reads are slow (four reads' time, at most 10 s).
+   */
+  paceHorizonMs?: number;
 }
 
 export interface EngineDeps {
@@ -91,7 +97,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     else m.set(k, n);
   };
 
-  const isIdle = () => inFlight === 0 && record.waiting === 0 && !pumping;
+  const isIdle = () => inFlight === 0 && pace.waiting === 0 && record.waiting === 0 && !pumping;
   const notifyIdle = () => {
     if (isIdle()) for (const w of idleWaiters.splice(0)) w();
   };
@@ -124,6 +130,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       // see claimOnce), then what is held of the shard is waited for until it is recorded.
       drain: async (shard) => {
         await claiming;
+        pace.giveBackShard(shard);
         if (!heldPerShard.has(shard)) return;
         await new Promise<void>((resolve) => {
           drainWaiters.set(shard, [...(drainWaiters.get(shard) ?? []), resolve]);
@@ -145,8 +152,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     record.add(r, effects);
   }
 
-  async function attempt(p: Prepared): Promise<void> {
-    const sent = await sendPrepared(p, deps);
+  async function attempt(p: Prepared, at: Date): Promise<void> {
+    const sent = await sendPrepared(p, deps, at);
     if (p.delivery.attempt === 1 && p.delivery.trigger === "automatic") {
       metrics.publishToAttempt(clock.now().getTime() - p.event.createdAt.getTime());
     }
@@ -164,8 +171,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     recordResult(decided.result, decided);
   }
 
-  function run(p: Prepared) {
-    void attempt(p)
+  function run(p: Prepared, at: Date) {
+    void attempt(p, at)
       .catch((e) =>
         logger.error("delivery attempt crashed", { error: e as Error, delivery_id: p.delivery.id }),
       )
@@ -176,6 +183,39 @@ export function createEngine(deps: EngineDeps): Dispatcher {
         notifyIdle();
       });
   }
+
+  // A delivery waiting for its endpoint's rate limit is held (until sent and recorded, or given back)
+  // but not in flight: it counts against no concurrency cap while it waits.
+  const pace = pacer(
+    {
+      clock,
+      tenure: (shard) => ownership.tenure(shard),
+      mayStart: (shard) => ownership.mayClaim(shard),
+      start(p, at, waited) {
+        if (waited) {
+          inFlight++;
+          bump(inFlightPerEndpoint, p.delivery.webhookId, 1);
+        }
+        run(p, at);
+      },
+      parked(p) {
+        inFlight--;
+        bump(inFlightPerEndpoint, p.delivery.webhookId, -1);
+      },
+      giveBack(p, waited) {
+        if (!waited) {
+          inFlight--;
+          bump(inFlightPerEndpoint, p.delivery.webhookId, -1);
+        }
+        release([p.delivery.id]);
+      },
+      wake: () => wakeSoon(),
+    },
+    {
+      horizonMs: () => Math.min(10_000, Math.max(options.paceHorizonMs ?? 2_000, 4 * lastReadMs)),
+      maxWaiting: 100,
+    },
+  );
 
   /** Settles when the claim read in progress (if any) has landed. */
   let claiming: Promise<unknown> = Promise.resolve();
@@ -194,6 +234,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
         room: options.concurrency - inFlight,
         endpointCap: options.endpointConcurrency,
         inFlight: inFlightPerEndpoint,
+        rooms: pace.rooms(),
         held: held.keys(),
       },
       batchSize,
@@ -231,7 +272,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       bump(inFlightPerEndpoint, d.webhookId, -1);
       recordResult(r);
     }
-    for (const p of prepared.ready) run(p);
+    pace.admit(prepared.ready);
     return read.more;
   }
 
@@ -284,6 +325,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   return {
     start() {
       running = true;
+      pace.start();
       ownership.start();
       wake();
     },
@@ -294,6 +336,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       const deadline = Date.now() + graceMs;
       // A claim on its way lands first, so what it took is sent and recorded (or left pending) below.
       await pumpDone;
+      // What waits for its endpoint's rate limit stays pending for the next owner.
+      pace.stop();
       while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       await record.flush();
       // Every shard is given back at once; what is still in flight is sent again by the next owner.

@@ -38,6 +38,11 @@ interface Held {
   generation: number;
   /** Monotonic ms after which this process no longer claims from the shard unless it renewed. */
   validUntil: number;
+  /**
+   * A moment (wall-clock ms) before which every send of the previous owner started: the round read
+   * the shard as given back or expired by then. Rate limits rely on it (ADR 16).
+   */
+  since: number;
 }
 
 const EPOCH = new Date(0);
@@ -116,6 +121,8 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
   async function tick(): Promise<void> {
     const now = clock.now();
     const [heads, live] = await Promise.all([shards.heads(), shards.live(now)]);
+    // After the read: a shard given back was given back before this moment, its sends all started.
+    const seen = clock.now().getTime();
     const headOf = new Map<number, ShardLease>(heads.map((h) => [h.shard, h]));
     // Fencing: a newer generation (or another owner) means this lease was lost; stop claiming at once.
     for (const [shard, h] of held) {
@@ -146,7 +153,11 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
     const won = new Set(await shards.acquire(tries));
     for (const t of tries) {
       if (won.has(t.shard))
-        held.set(t.shard, { generation: t.generation, validUntil: started + options.claimWindowMs });
+        held.set(t.shard, {
+          generation: t.generation,
+          validUntil: started + options.claimWindowMs,
+          since: seen,
+        });
       version++;
     }
     if (takeovers > 0) {
@@ -216,6 +227,11 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
     mayClaim(shard: number): boolean {
       const h = held.get(shard);
       return h !== undefined && h.validUntil > monotonic() && !releasing.has(shard);
+    },
+    /** The lease generation this process holds the shard under, and since when; null when not held. */
+    tenure(shard: number): { generation: number; since: number } | null {
+      const h = held.get(shard);
+      return h ? { generation: h.generation, since: h.since } : null;
     },
     get owned(): number {
       return held.size;

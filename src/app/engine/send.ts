@@ -4,12 +4,15 @@ import type { Sender } from "../ports/sending.ts";
 import type { Clock } from "../ports/system.ts";
 import type { Prepared, Sent } from "./work.ts";
 
-/** Stage 4, send: one signed POST; a sender that throws counts as a connection error. Never throws. */
+/**
+ * Stage 4, send: one signed POST, its attempt starting at `attemptedAt` (the pace stage's moment); a
+ * sender that throws counts as a connection error. Never throws.
+ */
 export async function sendPrepared(
   p: Prepared,
   deps: { sender: Sender; clock: Clock; logger: Logger },
+  attemptedAt: Date = deps.clock.now(),
 ): Promise<Sent> {
-  const attemptedAt = deps.clock.now();
   try {
     const outcome = await deps.sender.send({
       url: p.endpoint.url,

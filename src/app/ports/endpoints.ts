@@ -22,6 +22,7 @@ export type EndpointPatch = Partial<
     | "headers"
     | "signatureScheme"
     | "filter"
+    | "rateLimit"
   >
 > & { updatedAt: Date };
 

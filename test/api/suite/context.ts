@@ -42,6 +42,7 @@ export const WEBHOOK_KEYS = [
   "filter",
   "headers",
   "id",
+  "rate_limit",
   "signature_scheme",
   "updated_at",
   "url",

@@ -1,4 +1,5 @@
 import { invalid } from "../../../domain/errors.ts";
+import { parseRateLimitText, type RateLimit } from "../../../domain/rate-limit.ts";
 import { parseDuration } from "../../../domain/time.ts";
 
 export type Form = Record<string, string | File | (string | File)[]>;
@@ -31,4 +32,13 @@ export function parseMoment(text: string | undefined, now: Date, path: string): 
   throw invalid([
     { path, message: `"${t}" is neither a duration like 6h nor a UTC time like 2026-11-21T10:00:00Z` },
   ]);
+}
+
+/** A rate limit typed by a person (`5/s`, `300/m`); empty gives null (none); anything else is a validation error. */
+export function parseRateLimitField(text: string): RateLimit | null {
+  const t = text.trim();
+  if (!t || t.toLowerCase() === "none") return null;
+  const limit = parseRateLimitText(t);
+  if (limit) return limit;
+  throw invalid([{ path: "rate_limit", message: `"${t}" is not a limit like 5/s or 300/m` }]);
 }

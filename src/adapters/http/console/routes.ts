@@ -12,7 +12,7 @@ import { decodeCursor, encodeCursor } from "../cursor.ts";
 import type { HttpDeps } from "../env.ts";
 import { problemFromError, statusOf } from "../problem.ts";
 import type { ConsoleDeps, ConsoleEnv, Mode } from "./env.ts";
-import { type Form, field, fields, parseMoment } from "./forms.ts";
+import { type Form, field, fields, parseMoment, parseRateLimitField } from "./forms.ts";
 import { type DeliveryQuery, deliveriesPage, deliveryDetailPage } from "./pages/deliveries.ts";
 import { endpointPage, newEndpointPage, secretPage } from "./pages/endpoint.ts";
 import { catalogPage, eventPage, livePage, messagePage } from "./pages/misc.ts";
@@ -184,12 +184,14 @@ export function consoleRoutes(mode: Mode, deps: HttpDeps, cd: ConsoleDeps): Hono
           url: field(f, "url"),
           description: field(f, "description"),
           events: fields(f, "events"),
+          rateLimit: field(f, "rate_limit"),
         };
         try {
           const { endpoint, secret } = await deps.endpoints.create(c.var.session.scope, {
             url: values.url,
             events: eventTypes(values.events),
             description: values.description || null,
+            rateLimit: parseRateLimitField(values.rateLimit),
           });
           return render(c, frame(c, "Endpoint created"), secretPage(base, endpoint, secret, false), 201);
         } catch (e) {
@@ -273,6 +275,8 @@ export function consoleRoutes(mode: Mode, deps: HttpDeps, cd: ConsoleDeps): Hono
             url: field(f, "url"),
             description: field(f, "description") || null,
             events: eventTypes(fields(f, "events")),
+            // A form without the box (an older page) leaves the limit as it is.
+            rateLimit: f.rate_limit === undefined ? undefined : parseRateLimitField(field(f, "rate_limit")),
           });
           return redirect(c, `/endpoints/${e.id}?notice=saved`);
         case "enable":

@@ -2,6 +2,7 @@ import { html } from "hono/html";
 import { HEADER_VALUE_MASK } from "../../../../domain/custom-headers.ts";
 import type { Endpoint } from "../../../../domain/endpoint.ts";
 import { EVENT_TYPES, type EventType } from "../../../../domain/event-catalog.ts";
+import { rateLimitText } from "../../../../domain/rate-limit.ts";
 import { csrfField, type Html, time } from "../view.ts";
 
 function eventChoices(selected: readonly string[]): Html {
@@ -13,11 +14,17 @@ ${EVENT_TYPES.map(
 </fieldset>`;
 }
 
+/** The rate limit's text box: `5/s`, `300/m`, or empty for none. */
+function rateLimitInput(value: string): Html {
+  return html`<label for="rate_limit">Rate limit <span class="muted small">(at most N per second or minute: 5/s, 300/m; empty for none)</span></label>
+<input id="rate_limit" name="rate_limit" type="text" maxlength="16" value="${value}" placeholder="none" />`;
+}
+
 /** The form for a new endpoint (console only). */
 export function newEndpointPage(
   base: string,
   csrf: string,
-  values?: { url?: string; description?: string; events?: string[] },
+  values?: { url?: string; description?: string; events?: string[]; rateLimit?: string },
 ): Html {
   return html`<h1>New endpoint</h1>
 <form method="post" action="${base}/endpoints" class="stack">
@@ -26,6 +33,7 @@ ${csrfField(csrf)}
 <input id="url" name="url" type="url" required maxlength="2048" value="${values?.url ?? ""}" placeholder="https://example.com/webhooks/herald" />
 <label for="description">Description <span class="muted small">(optional)</span></label>
 <input id="description" name="description" type="text" maxlength="1024" value="${values?.description ?? ""}" />
+${rateLimitInput(values?.rateLimit ?? "")}
 ${eventChoices(values?.events ?? [])}
 <button type="submit">Create endpoint</button>
 </form>`;
@@ -60,6 +68,7 @@ export function endpointPage(base: string, csrf: string, e: Endpoint): Html {
       ? "none: every event of its types"
       : html`<pre class="code" id="filter" tabindex="0" aria-label="Filter">${JSON.stringify(e.filter, null, 2)}</pre><span class="muted small">Only matching events are delivered. Change it with <code>PATCH /api/v1/webhooks/${e.id}</code> or <code>npx herald webhooks update ${e.id} --filter '…'</code>; try it with <code>webhooks filter-test</code>.</span>`
   }</dd>
+<dt>Rate limit</dt><dd>${e.rateLimit ? rateLimitText(e.rateLimit) : "none"}</dd>
 <dt>Failure streak</dt><dd>${e.failingSince ? html`failing since ${time(e.failingSince)}` : "none"}</dd>
 <dt>Created</dt><dd>${time(e.createdAt)}</dd>
 <dt>Updated</dt><dd>${time(e.updatedAt)}</dd>
@@ -74,6 +83,7 @@ export function endpointPage(base: string, csrf: string, e: Endpoint): Html {
 <form method="post" action="${action("update")}" class="stack">${csrfField(csrf)}
 <label for="url">URL</label><input id="url" name="url" type="url" required maxlength="2048" value="${e.url}" />
 <label for="description">Description</label><input id="description" name="description" type="text" maxlength="1024" value="${e.description ?? ""}" />
+${rateLimitInput(e.rateLimit ? rateLimitText(e.rateLimit) : "")}
 ${eventChoices(e.events)}
 <button type="submit">Save settings</button></form></section>
 

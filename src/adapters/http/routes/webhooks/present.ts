@@ -1,5 +1,6 @@
 import { maskedHeaders } from "../../../../domain/custom-headers.ts";
 import type { Endpoint } from "../../../../domain/endpoint.ts";
+import type { RateLimit } from "../../../../domain/rate-limit.ts";
 import { isoMillis, isoSeconds } from "../../../../domain/time.ts";
 import type { WebhookJson } from "./schema.ts";
 
@@ -17,5 +18,19 @@ export function presentWebhook(e: Endpoint): WebhookJson {
     signature_scheme: e.signatureScheme,
     headers: maskedHeaders(e.headers),
     filter: e.filter,
+    rate_limit: rateLimitJson(e.rateLimit),
   };
+}
+
+/** `{per_second: n}` or `{per_minute: n}`; null for none. */
+export function rateLimitJson(l: RateLimit | null): WebhookJson["rate_limit"] {
+  return l === null ? null : l.per === "second" ? { per_second: l.count } : { per_minute: l.count };
+}
+
+/** The domain's limit from the API's JSON (validated: exactly one field). */
+export function rateLimitOf(json: WebhookJson["rate_limit"] | undefined): RateLimit | null | undefined {
+  if (json === undefined || json === null) return json;
+  return json.per_second !== undefined
+    ? { count: json.per_second, per: "second" }
+    : { count: json.per_minute!, per: "minute" };
 }

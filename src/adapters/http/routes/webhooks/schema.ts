@@ -9,6 +9,7 @@ import {
 import { DISABLED_REASONS } from "../../../../domain/endpoint.ts";
 import { MAX_URL_LENGTH } from "../../../../domain/endpoint-url.ts";
 import { EVENT_TYPES } from "../../../../domain/event-catalog.ts";
+import { RATE_LIMIT_MAX } from "../../../../domain/rate-limit.ts";
 import { DEFAULT_SIGNATURE_SCHEME, SIGNATURE_SCHEMES } from "../../../../domain/signature-scheme.ts";
 import { EventTypeSchema, intRange, listOf, pageQuery, timestamp, uuidParam } from "../shared.ts";
 
@@ -105,6 +106,28 @@ export const EventFilterSchema = z
 
 const filter = EventFilterSchema.nullable();
 
+export const RateLimitSchema = z
+  .strictObject({
+    per_second: intRange(1, RATE_LIMIT_MAX.second).optional(),
+    per_minute: intRange(1, RATE_LIMIT_MAX.minute).optional(),
+  })
+  .superRefine((o, ctx) => {
+    if ((o.per_second === undefined) === (o.per_minute === undefined))
+      ctx.addIssue({ code: "custom", message: "must have exactly one of per_second, per_minute" });
+  })
+  // Not a named component: the generator would make the component itself nullable, and a union with
+  // null would report a bad field inside as a bad rate_limit as a whole.
+  .openapi({
+    minProperties: 1,
+    maxProperties: 1,
+    example: { per_second: 5 },
+    description:
+      "Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at " +
+      "least period/count apart, across every Herald process; those over the limit wait (still `pending`).",
+  });
+
+const rateLimit = RateLimitSchema.nullable();
+
 export const CreateWebhookSchema = z
   .strictObject({
     url,
@@ -113,6 +136,7 @@ export const CreateWebhookSchema = z
     headers: createHeaders.optional(),
     signature_scheme: signatureScheme.optional().openapi({ default: DEFAULT_SIGNATURE_SCHEME }),
     filter: filter.optional(),
+    rate_limit: rateLimit.optional(),
   })
   .openapi("CreateWebhookRequest");
 
@@ -126,10 +150,11 @@ export const UpdateWebhookSchema = z
     signature_scheme: signatureScheme.optional(),
     // A new filter replaces the old one; null removes it.
     filter: filter.optional(),
+    rate_limit: rateLimit.optional(),
   })
   .refine((o) => Object.values(o).some((v) => v !== undefined), {
     error:
-      "must contain at least one of url, events, description, enabled, headers, signature_scheme, filter",
+      "must contain at least one of url, events, description, enabled, headers, signature_scheme, filter, rate_limit",
   })
   .openapi("UpdateWebhookRequest", { minProperties: 1 });
 
@@ -159,6 +184,7 @@ export const WebhookSchema = z
       description: `The custom headers sent with every delivery, each value shown as ${HEADER_VALUE_MASK}.`,
     }),
     filter,
+    rate_limit: rateLimit,
   })
   .openapi("Webhook", {
     description: "A registered endpoint. The secret is never shown again; custom header values never at all.",

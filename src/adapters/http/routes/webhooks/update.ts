@@ -3,7 +3,7 @@ import type { HttpApp, HttpDeps } from "../../env.ts";
 import { AUTHENTICATED_ERRORS, BEARER_AUTH, BODY_ERRORS, errorResponses } from "../../errors.ts";
 import { jsonBody } from "../../middleware/json-body.ts";
 import { withIssuePrefix } from "../../problem.ts";
-import { presentWebhook } from "./present.ts";
+import { presentWebhook, rateLimitOf } from "./present.ts";
 import { UpdateWebhookSchema, WebhookIdParams, WebhookSchema } from "./schema.ts";
 
 export const route = createRoute({
@@ -31,9 +31,13 @@ export const route = createRoute({
 
 export function register(app: HttpApp, deps: HttpDeps): void {
   app.openapi(route, async (c) => {
-    const { signature_scheme, ...change } = c.req.valid("json");
+    const { signature_scheme, rate_limit, ...change } = c.req.valid("json");
     const endpoint = await deps.endpoints
-      .update(c.var.scope, c.req.valid("param").id, { ...change, signatureScheme: signature_scheme })
+      .update(c.var.scope, c.req.valid("param").id, {
+        ...change,
+        signatureScheme: signature_scheme,
+        rateLimit: rateLimitOf(rate_limit),
+      })
       .catch((e: unknown) => Promise.reject(withIssuePrefix(e, "body")));
     return c.json(presentWebhook(endpoint), 200);
   });
