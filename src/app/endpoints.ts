@@ -1,4 +1,11 @@
-import { disableEndpoint, type Endpoint, enableEndpoint, rotateSecrets } from "../domain/endpoint.ts";
+import {
+  disableEndpoint,
+  type Endpoint,
+  enableEndpoint,
+  heldCount,
+  type Ordering,
+  rotateSecrets,
+} from "../domain/endpoint.ts";
 import { endpointUrlIssues } from "../domain/endpoint-url.ts";
 import { invalid, notFound } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
@@ -14,6 +21,8 @@ export interface EndpointInput {
   description?: string | null | undefined;
   /** null or absent: no limit. */
   rateLimit?: RateLimit | null | undefined;
+  /** Absent: "none". */
+  ordering?: Ordering | undefined;
 }
 
 export interface EndpointChange {
@@ -23,6 +32,7 @@ export interface EndpointChange {
   enabled?: boolean | undefined;
   /** null removes the limit. */
   rateLimit?: RateLimit | null | undefined;
+  ordering?: Ordering | undefined;
 }
 
 /** An endpoint together with the plain secret just issued (creation, rotation): shown once. */
@@ -75,6 +85,7 @@ export function endpointUseCases(deps: AppDeps) {
         updatedAt: now,
         failingSince: null,
         rateLimit: input.rateLimit ?? null,
+        ordering: input.ordering ?? "none",
       };
       await repos.endpoints.insert(endpoint);
       return { endpoint, secret };
@@ -85,6 +96,13 @@ export function endpointUseCases(deps: AppDeps) {
     },
 
     get: mustGet,
+
+    /** For each endpoint, how many of its deliveries its ordering holds back (ADR 16); 0 without one. */
+    async held(endpoints: readonly Endpoint[]): Promise<Map<string, number>> {
+      const fifo = endpoints.filter((e) => e.ordering === "fifo");
+      const pending = fifo.length ? await repos.deliveries.countPending(fifo.map((e) => e.id)) : new Map();
+      return new Map(endpoints.map((e) => [e.id, heldCount(e.ordering, pending.get(e.id) ?? 0)]));
+    },
 
     async update(scope: Scope, id: string, change: EndpointChange): Promise<Endpoint> {
       if (change.url !== undefined) checkUrl(change.url);
@@ -97,6 +115,7 @@ export function endpointUseCases(deps: AppDeps) {
         events: change.events,
         description: change.description,
         rateLimit: change.rateLimit,
+        ordering: change.ordering,
       };
       if (change.enabled === true && !current.enabled) {
         const on = enableEndpoint(current, now);

@@ -32,6 +32,18 @@ export const REPLAY_FINISHES_AFTER_MS = 2_000;
 export const FANOUT_GRACE_MS = 30_000;
 
 /** The first delivery of an event to each of its target endpoints; a disabled endpoint gets a skipped record. */
+/**
+ * Acceptance order for one process: the accept time in microseconds, made strictly increasing, so
+ * events this process accepts one after the other are ordered even within one millisecond (ADR 16).
+ */
+export function sequencer(): (now: Date) => number {
+  let last = 0;
+  return (now) => {
+    last = Math.max(last + 1, now.getTime() * 1000);
+    return last;
+  };
+}
+
 export async function firstDeliveries(
   event: StoredEvent,
   endpoints: readonly Endpoint[],
@@ -57,6 +69,7 @@ export async function firstDeliveries(
       attemptedAt: null,
       nextAttemptAt: null,
       createdAt: now,
+      sequence: event.sequence,
     }),
   );
 }
@@ -69,6 +82,7 @@ export function envelopeOf(event: StoredEvent): Envelope {
 /** Accepting events from the publisher and fanning them out to subscribed endpoints. */
 export function eventUseCases(deps: AppDeps) {
   const { repos, clock, ids, signal } = deps;
+  const nextSequence = sequencer();
 
   const fanoutDone = createBatcher<string>((ids) => repos.events.markFannedOut(ids), 20);
 
@@ -101,6 +115,8 @@ export function eventUseCases(deps: AppDeps) {
       createdAt: now,
       targets: targets.map((e) => e.id),
       fanoutPending: targets.length > 0,
+      // Taken as late as possible before the write: a publish that begins after this one answered is later.
+      sequence: nextSequence(clock.now()),
     };
     if (!(await repos.events.insert(event))) return null;
     if (targets.length === 0) return [];

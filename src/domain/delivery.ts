@@ -38,6 +38,16 @@ export interface Delivery {
   attemptedAt: Date | null;
   nextAttemptAt: Date | null;
   createdAt: Date;
+  /**
+   * The event's place in the order Herald accepted events (ADR 16): every attempt of the event carries
+   * its event's sequence, so an endpoint with ordering "fifo" receives its events in that order.
+   */
+  sequence: number;
+}
+
+/** Earlier in acceptance order first: by sequence, then event id (equal sequences: other processes). */
+export function acceptanceOrder(a: Pick<Delivery, "sequence" | "eventId">, b: typeof a): number {
+  return a.sequence - b.sequence || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0);
 }
 
 /** What a new attempt takes from the caller; the rest comes from the earlier attempt it repeats. */
@@ -74,6 +84,7 @@ export function repeatAttempt(earlier: Delivery, spec: AttemptSpec): Delivery {
     attemptedAt: null,
     nextAttemptAt: null,
     createdAt: spec.createdAt,
+    sequence: earlier.sequence,
   };
 }
 

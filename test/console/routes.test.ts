@@ -338,6 +338,7 @@ describe("console: live", () => {
       scheduledAt: now,
       nextAttemptAt: null,
       createdAt: now,
+      sequence: now.getTime() * 1000,
     };
     const foreign = { ...base, id: crypto.randomUUID(), tenantId: crypto.randomUUID() };
     const mine = { ...base, id: crypto.randomUUID() };

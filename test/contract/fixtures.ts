@@ -28,6 +28,7 @@ export function anEndpoint(scope: Scope, over: Partial<Endpoint> = {}): Endpoint
     updatedAt: T0,
     failingSince: null,
     rateLimit: null,
+    ordering: "none",
     ...over,
   };
 }
@@ -44,6 +45,7 @@ export function anEvent(scope: Scope, over: Partial<StoredEvent> = {}): StoredEv
     createdAt: T0,
     targets: [],
     fanoutPending: true,
+    sequence: (over.createdAt ?? T0).getTime() * 1000,
     ...over,
   };
 }
@@ -68,6 +70,7 @@ export function aDelivery(scope: Scope, over: Partial<Delivery> = {}): Delivery 
     attemptedAt: null,
     nextAttemptAt: null,
     createdAt: T0,
+    sequence: (over.createdAt ?? T0).getTime() * 1000,
     ...over,
   };
 }

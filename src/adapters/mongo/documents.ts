@@ -1,5 +1,5 @@
 import type { DeliveryError, DeliveryStatus, DeliveryTrigger } from "../../domain/delivery.ts";
-import type { DisabledReason } from "../../domain/endpoint.ts";
+import type { DisabledReason, Ordering } from "../../domain/endpoint.ts";
 import type { EventType } from "../../domain/event-catalog.ts";
 
 // Stored shapes: snake_case fields, `_id` is the domain id, times are BSON dates.
@@ -24,6 +24,8 @@ export interface EndpointDoc {
   failing_since: Date | null;
   /** Exactly one of the two; absent on endpoints stored before rate limits existed (ADR 16). */
   rate_limit?: RateLimitDoc | null;
+  /** Absent on endpoints stored before ordering existed: "none". */
+  ordering?: Ordering;
 }
 
 export type RateLimitDoc = { per_second: number } | { per_minute: number };
@@ -38,6 +40,8 @@ export interface EventDoc {
   created_at: Date;
   targets: string[];
   fanout_pending: boolean;
+  /** Acceptance order (ADR 16); absent on events stored before it existed (then created_at in µs). */
+  sequence?: number;
 }
 
 export interface DeliveryDoc {
@@ -63,6 +67,8 @@ export interface DeliveryDoc {
   created_at: Date;
   /** The endpoint's shard (ADR 9): the owner of a shard reads due work by it. */
   shard: number;
+  /** The event's acceptance order (ADR 16); absent on records from before it existed. */
+  sequence?: number;
 }
 
 /**

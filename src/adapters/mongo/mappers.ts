@@ -41,6 +41,7 @@ export function endpointToDoc(e: Endpoint): EndpointDoc {
     updated_at: e.updatedAt,
     failing_since: e.failingSince,
     rate_limit: rateLimitToDoc(e.rateLimit),
+    ordering: e.ordering,
   };
 }
 
@@ -59,6 +60,7 @@ export function endpointFromDoc(d: EndpointDoc): Endpoint {
     updatedAt: d.updated_at,
     failingSince: d.failing_since,
     rateLimit: rateLimitFromDoc(d.rate_limit),
+    ordering: d.ordering ?? "none",
   };
 }
 
@@ -73,6 +75,7 @@ export function endpointPatchToSet(p: EndpointPatch): Partial<EndpointDoc> {
   if (p.secrets !== undefined) set.secrets = p.secrets.map(secretToDoc);
   if (p.failingSince !== undefined) set.failing_since = p.failingSince;
   if (p.rateLimit !== undefined) set.rate_limit = rateLimitToDoc(p.rateLimit);
+  if (p.ordering !== undefined) set.ordering = p.ordering;
   return set;
 }
 
@@ -87,6 +90,7 @@ export function eventToDoc(e: StoredEvent): EventDoc {
     created_at: e.createdAt,
     targets: [...e.targets],
     fanout_pending: e.fanoutPending,
+    sequence: e.sequence,
   };
 }
 
@@ -101,6 +105,7 @@ export function eventFromDoc(d: EventDoc): StoredEvent {
     createdAt: d.created_at,
     targets: d.targets,
     fanoutPending: d.fanout_pending,
+    sequence: d.sequence ?? d.created_at.getTime() * 1000,
   };
 }
 
@@ -120,6 +125,7 @@ export function deliveryToDoc(d: Delivery): DeliveryDoc {
     scheduled_at: d.scheduledAt,
     created_at: d.createdAt,
     shard: shardOf(d.webhookId),
+    sequence: d.sequence,
   };
   // Outcome fields only when there is an outcome (documents.ts).
   if (d.responseStatus !== null) doc.response_status = d.responseStatus;
@@ -151,6 +157,7 @@ export function deliveryFromDoc(d: DeliveryDoc): Delivery {
     attemptedAt: d.attempted_at ?? null,
     nextAttemptAt: d.next_attempt_at ?? null,
     createdAt: d.created_at,
+    sequence: d.sequence ?? d.created_at.getTime() * 1000,
   };
 }
 

@@ -12,7 +12,15 @@ export interface EndpointFilter {
 export type EndpointPatch = Partial<
   Pick<
     Endpoint,
-    "url" | "events" | "description" | "enabled" | "disabledReason" | "secrets" | "failingSince" | "rateLimit"
+    | "url"
+    | "events"
+    | "description"
+    | "enabled"
+    | "disabledReason"
+    | "secrets"
+    | "failingSince"
+    | "rateLimit"
+    | "ordering"
   >
 > & { updatedAt: Date };
 
@@ -35,4 +43,6 @@ export interface EndpointRepository {
   listFailingSince(before: Date, limit: number): Promise<Endpoint[]>;
   /** Disables an enabled endpoint; false when it was already disabled or absent. */
   disable(id: string, reason: DisabledReason, at: Date): Promise<boolean>;
+  /** The ids of every endpoint with ordering "fifo", in any scope (the engine, metrics). */
+  listFifo(): Promise<string[]>;
 }

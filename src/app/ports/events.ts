@@ -16,6 +16,8 @@ export interface StoredEvent {
   targets: string[];
   /** True until every target has its first delivery record. */
   fanoutPending: boolean;
+  /** Its place in acceptance order (accept time in µs, unique in the accepting process); see Delivery. */
+  sequence: number;
 }
 
 export interface EventRepository {

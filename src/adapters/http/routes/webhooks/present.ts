@@ -3,8 +3,8 @@ import type { RateLimit } from "../../../../domain/rate-limit.ts";
 import { isoMillis, isoSeconds } from "../../../../domain/time.ts";
 import type { WebhookJson } from "./schema.ts";
 
-/** The public JSON of an endpoint: never its sealed secrets. */
-export function presentWebhook(e: Endpoint): WebhookJson {
+/** The public JSON of an endpoint: never its sealed secrets. `held`: what its ordering holds back. */
+export function presentWebhook(e: Endpoint, held = 0): WebhookJson {
   return {
     id: e.id,
     url: e.url,
@@ -15,6 +15,8 @@ export function presentWebhook(e: Endpoint): WebhookJson {
     updated_at: isoMillis(e.updatedAt),
     disabled_reason: e.disabledReason,
     rate_limit: rateLimitJson(e.rateLimit),
+    ordering: e.ordering,
+    held,
   };
 }
 

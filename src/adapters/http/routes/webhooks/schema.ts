@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { DISABLED_REASONS } from "../../../../domain/endpoint.ts";
+import { DISABLED_REASONS, ORDERINGS } from "../../../../domain/endpoint.ts";
 import { MAX_URL_LENGTH } from "../../../../domain/endpoint-url.ts";
 import { EVENT_TYPES } from "../../../../domain/event-catalog.ts";
 import { RATE_LIMIT_MAX } from "../../../../domain/rate-limit.ts";
@@ -47,8 +47,20 @@ export const RateLimitSchema = z
 
 const rateLimit = RateLimitSchema.nullable();
 
+const ordering = z.enum(ORDERINGS).openapi({
+  description:
+    '"fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ' +
+    'ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.',
+});
+
 export const CreateWebhookSchema = z
-  .strictObject({ url, events, description: description.optional(), rate_limit: rateLimit.optional() })
+  .strictObject({
+    url,
+    events,
+    description: description.optional(),
+    rate_limit: rateLimit.optional(),
+    ordering: ordering.optional(),
+  })
   .openapi("CreateWebhookRequest");
 
 export const UpdateWebhookSchema = z
@@ -58,9 +70,10 @@ export const UpdateWebhookSchema = z
     description: description.optional(),
     enabled: z.boolean().optional().openapi({ description: "false disables the endpoint (`manual`)." }),
     rate_limit: rateLimit.optional(),
+    ordering: ordering.optional(),
   })
   .refine((o) => Object.values(o).some((v) => v !== undefined), {
-    error: "must contain at least one of url, events, description, enabled, rate_limit",
+    error: "must contain at least one of url, events, description, enabled, rate_limit, ordering",
   })
   .openapi("UpdateWebhookRequest", { minProperties: 1 });
 
@@ -85,6 +98,11 @@ export const WebhookSchema = z
     updated_at: timestamp("Last change."),
     disabled_reason: z.enum(DISABLED_REASONS).nullable(),
     rate_limit: rateLimit,
+    ordering,
+    held: z.int().min(0).openapi({
+      description:
+        "Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head.",
+    }),
   })
   .openapi("Webhook", { description: "A registered endpoint. The secret is never shown again." });
 
