@@ -65,3 +65,10 @@ export function rateLimitArg(
   }
   return limit.per === "second" ? { per_second: limit.count } : { per_minute: limit.count };
 }
+
+/** `--ordering fifo` or `none`. */
+export function orderingArg(command: Command, flag: string, text: string): "fifo" | "none" {
+  const t = text.trim().toLowerCase();
+  if (t === "fifo" || t === "none") return t;
+  throw usageError(command, `${flag} must be fifo or none, not "${text}"`);
+}

@@ -1,6 +1,6 @@
 import type { EventType, Webhook } from "../../clients/typescript/client.ts";
 import { connectApi, listPages } from "./api.ts";
-import { instant, integer, rateLimitArg, seconds, splitList } from "./arg-values.ts";
+import { instant, integer, orderingArg, rateLimitArg, seconds, splitList } from "./arg-values.ts";
 import {
   type Command,
   type CommandGroup,
@@ -32,6 +32,7 @@ function printWebhook(io: Io, w: Webhook): void {
     ["events", w.events],
     ["state", endpointState(w)],
     ["rate limit", rateLimitLabel(w.rate_limit)],
+    ["ordering", w.ordering === "fifo" ? `fifo (${w.held} held)` : "none"],
     ["description", w.description],
     ["created", timeWithAge(w.created_at)],
     ["updated", timeWithAge(w.updated_at)],
@@ -47,7 +48,8 @@ function printSecret(io: Io, secret: string): void {
 
 const create: Command = {
   name: "webhooks create",
-  usage: "--url URL --events TYPE[,TYPE...] [--description TEXT] [--rate-limit N/s|N/m] [--json]",
+  usage:
+    "--url URL --events TYPE[,TYPE...] [--description TEXT] [--rate-limit N/s|N/m] [--ordering fifo] [--json]",
   summary: "Register an endpoint for the listed event types; prints its signing secret once.",
   details:
     "The URL must be https:// unless the server runs with HERALD_ALLOW_HTTP_URLS=true (local development).",
@@ -56,11 +58,13 @@ const create: Command = {
     ["--events TYPES", "Comma-separated event types (repeatable); see npx herald events types"],
     ["--description TEXT", "A note for people"],
     ["--rate-limit N/s|N/m", "At most N deliveries per second (5/s) or per minute (300/m); more wait"],
+    ["--ordering fifo", "Deliver events in the order they were accepted, one at a time (default none)"],
     JSON_OPTION,
   ],
   examples: [
     "npx herald webhooks create --url https://example.com/hooks --events message.delivered,message.bounced",
     "npx herald webhooks create --url https://example.com/hooks --events message.delivered --rate-limit 5/s",
+    "npx herald webhooks create --url https://example.com/hooks --events message.delivered --ordering fifo",
   ],
   api: true,
   async run(args, io, deps) {
@@ -69,6 +73,7 @@ const create: Command = {
       events: { type: "string", multiple: true },
       description: { type: "string" },
       "rate-limit": { type: "string" },
+      ordering: { type: "string" },
     });
     positionals(this, rest, []);
     const events = splitList(values.events);
@@ -83,6 +88,8 @@ const create: Command = {
           description: values.description,
           rate_limit:
             rateLimit === undefined ? undefined : rateLimitArg(this, "--rate-limit", rateLimit, false),
+          ordering:
+            values.ordering === undefined ? undefined : orderingArg(this, "--ordering", values.ordering),
         },
       }),
     );
@@ -197,13 +204,14 @@ const enable = showOne(
 
 const update: Command = {
   name: "webhooks update",
-  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--rate-limit N/s|N/m|none] [--enable | --disable] [--json]`,
-  summary: "Change an endpoint's URL, event types, description, rate limit or state.",
+  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--rate-limit N/s|N/m|none] [--ordering fifo|none] [--enable | --disable] [--json]`,
+  summary: "Change an endpoint's URL, event types, description, rate limit, ordering or state.",
   options: [
     ["--url URL", "A new URL"],
     ["--events TYPES", "Replace the event types (comma-separated, repeatable)"],
     ["--description TEXT", 'A new description ("" clears it)'],
     ["--rate-limit N/s|N/m|none", "A new rate limit (5/s, 300/m), or none to remove it"],
+    ["--ordering fifo|none", "fifo: one at a time, in acceptance order; none: no order"],
     ["--enable", "Enable the endpoint"],
     ["--disable", "Disable it (disabled_reason: manual); its new events are recorded as skipped"],
     JSON_OPTION,
@@ -219,6 +227,7 @@ const update: Command = {
       events: { type: "string", multiple: true },
       description: { type: "string" },
       "rate-limit": { type: "string" },
+      ordering: { type: "string" },
       enable: { type: "boolean", default: false },
       disable: { type: "boolean", default: false },
     });
@@ -233,11 +242,12 @@ const update: Command = {
         values["rate-limit"] === undefined
           ? undefined
           : rateLimitArg(this, "--rate-limit", values["rate-limit"], true),
+      ordering: values.ordering === undefined ? undefined : orderingArg(this, "--ordering", values.ordering),
     };
     if (Object.values(body).every((v) => v === undefined)) {
       throw usageError(
         this,
-        "nothing to change: give --url, --events, --description, --rate-limit, --enable or --disable",
+        "nothing to change: give --url, --events, --description, --rate-limit, --ordering, --enable or --disable",
       );
     }
     const api = connectApi(io, deps);
