@@ -581,6 +581,13 @@ export interface components {
                 per_minute?: number;
             } | null;
             /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+            /**
              * @description Shown only now: whsec_ + base64 of 32 random bytes.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
              */
@@ -635,6 +642,11 @@ export interface components {
                 per_second?: number;
                 per_minute?: number;
             } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering?: "none" | "fifo";
         };
         WebhookList: {
             data: components["schemas"]["Webhook"][];
@@ -689,6 +701,13 @@ export interface components {
                 per_second?: number;
                 per_minute?: number;
             } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
         };
         UpdateWebhookRequest: {
             /**
@@ -729,6 +748,11 @@ export interface components {
                 per_second?: number;
                 per_minute?: number;
             } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering?: "none" | "fifo";
         };
         RotateSecretRequest: {
             /**

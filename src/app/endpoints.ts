@@ -8,6 +8,8 @@ import {
   disableEndpoint,
   type Endpoint,
   enableEndpoint,
+  heldCount,
+  type Ordering,
   rotateSecrets,
   type StoredHeader,
 } from "../domain/endpoint.ts";
@@ -32,6 +34,8 @@ export interface EndpointInput {
   filter?: EventFilter | null | undefined;
   /** null or absent: no limit. */
   rateLimit?: RateLimit | null | undefined;
+  /** Absent: "none". */
+  ordering?: Ordering | undefined;
 }
 
 export interface EndpointChange {
@@ -46,6 +50,7 @@ export interface EndpointChange {
   filter?: EventFilter | null | undefined;
   /** null removes the limit. */
   rateLimit?: RateLimit | null | undefined;
+  ordering?: Ordering | undefined;
 }
 
 /** An endpoint together with the plain secret just issued (creation, rotation): shown once. */
@@ -151,6 +156,7 @@ export function endpointUseCases(deps: AppDeps) {
         signatureScheme: input.signatureScheme ?? DEFAULT_SIGNATURE_SCHEME,
         filter: input.filter ?? null,
         rateLimit: input.rateLimit ?? null,
+        ordering: input.ordering ?? "none",
       };
       await repos.endpoints.insert(endpoint);
       return { endpoint, secret };
@@ -161,6 +167,13 @@ export function endpointUseCases(deps: AppDeps) {
     },
 
     get: mustGet,
+
+    /** For each endpoint, how many of its deliveries its ordering holds back (ADR 16); 0 without one. */
+    async held(endpoints: readonly Endpoint[]): Promise<Map<string, number>> {
+      const fifo = endpoints.filter((e) => e.ordering === "fifo");
+      const pending = fifo.length ? await repos.deliveries.countPending(fifo.map((e) => e.id)) : new Map();
+      return new Map(endpoints.map((e) => [e.id, heldCount(e.ordering, pending.get(e.id) ?? 0)]));
+    },
 
     async update(scope: Scope, id: string, change: EndpointChange): Promise<Endpoint> {
       checkInput(change.url, change.headers);
@@ -190,6 +203,7 @@ export function endpointUseCases(deps: AppDeps) {
           change.headers === undefined ? undefined : await changedHeaders(current.headers, change.headers),
         filter: change.filter,
         rateLimit: change.rateLimit,
+        ordering: change.ordering,
       };
       if (change.enabled === true && !current.enabled) {
         const on = enableEndpoint(current, now);

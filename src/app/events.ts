@@ -35,6 +35,18 @@ export const REPLAY_FINISHES_AFTER_MS = 2_000;
 export const FANOUT_GRACE_MS = 30_000;
 
 /** The first delivery of an event to each of its target endpoints; a disabled endpoint gets a skipped record. */
+/**
+ * Acceptance order for one process: the accept time in microseconds, made strictly increasing, so
+ * events this process accepts one after the other are ordered even within one millisecond (ADR 16).
+ */
+export function sequencer(): (now: Date) => number {
+  let last = 0;
+  return (now) => {
+    last = Math.max(last + 1, now.getTime() * 1000);
+    return last;
+  };
+}
+
 export async function firstDeliveries(
   event: StoredEvent,
   endpoints: readonly Endpoint[],
@@ -61,6 +73,7 @@ export async function firstDeliveries(
       nextAttemptAt: null,
       createdAt: now,
       erasedAt: null,
+      sequence: event.sequence,
     }),
   );
 }
@@ -100,6 +113,7 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
       const clause = clauseOf(e.filter);
       return clause === null || clauseMatches(clause, envelope);
     });
+  const nextSequence = sequencer();
 
   const fanoutDone = createBatcher<string>((ids) => repos.events.markFannedOut(ids), 20);
 
@@ -136,6 +150,8 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
       fanoutPending: targets.length > 0,
       resourceId: about.resourceId,
       recipientKey: about.recipient === null ? null : await subjects.recipientKey(scope, about.recipient),
+      // Taken as late as possible before the write: a publish that begins after this one answered is later.
+      sequence: nextSequence(clock.now()),
     };
     if (!(await repos.events.insert(event))) return null;
     if (targets.length === 0) return [];

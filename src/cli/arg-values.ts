@@ -105,3 +105,10 @@ export function signatureScheme(command: Command, text: string | undefined): Sig
   }
   return text as SignatureScheme;
 }
+
+/** `--ordering fifo` or `none`. */
+export function orderingArg(command: Command, flag: string, text: string): "fifo" | "none" {
+  const t = text.trim().toLowerCase();
+  if (t === "fifo" || t === "none") return t;
+  throw usageError(command, `${flag} must be fifo or none, not "${text}"`);
+}

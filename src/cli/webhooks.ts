@@ -4,6 +4,7 @@ import {
   headerPairs,
   instant,
   integer,
+  orderingArg,
   rateLimitArg,
   seconds,
   signatureScheme,
@@ -40,6 +41,7 @@ function printWebhook(io: Io, w: Webhook): void {
     ["events", w.events],
     ["state", endpointState(w)],
     ["rate limit", rateLimitLabel(w.rate_limit)],
+    ["ordering", w.ordering === "fifo" ? `fifo (${w.held} held)` : "none"],
     ["description", w.description],
     ["signature scheme", w.signature_scheme],
     [
@@ -83,7 +85,7 @@ function printSecret(io: Io, secret: string): void {
 const create: Command = {
   name: "webhooks create",
   usage:
-    "--url URL --events TYPE[,TYPE...] [--description TEXT] [--header NAME=VALUE]... [--signature-scheme SCHEME] [--filter JSON] [--rate-limit N/s|N/m] [--json]",
+    "--url URL --events TYPE[,TYPE...] [--description TEXT] [--header NAME=VALUE]... [--signature-scheme SCHEME] [--filter JSON] [--rate-limit N/s|N/m] [--ordering fifo] [--json]",
   summary: "Register an endpoint for the listed event types; prints its signing secret once.",
   details:
     "The URL must be https:// unless the server runs with HERALD_ALLOW_HTTP_URLS=true (local development). Custom header values are stored encrypted and shown as ******** from then on.",
@@ -95,6 +97,7 @@ const create: Command = {
     ["--signature-scheme SCHEME", "herald-v1 (default) or standard-webhooks"],
     ["--filter JSON", FILTER_HELP],
     ["--rate-limit N/s|N/m", "At most N deliveries per second (5/s) or per minute (300/m); more wait"],
+    ["--ordering fifo", "Deliver events in the order they were accepted, one at a time (default none)"],
     JSON_OPTION,
   ],
   examples: [
@@ -102,6 +105,7 @@ const create: Command = {
     'npx herald webhooks create --url https://example.com/hooks --events message.delivered --header "Authorization=Bearer $RECEIVER_KEY" --signature-scheme standard-webhooks',
     `npx herald webhooks create --url https://example.com/hooks --events message.bounced --filter '{"data.message_type":"transactional"}'`,
     "npx herald webhooks create --url https://example.com/hooks --events message.delivered --rate-limit 5/s",
+    "npx herald webhooks create --url https://example.com/hooks --events message.delivered --ordering fifo",
   ],
   api: true,
   async run(args, io, deps) {
@@ -113,6 +117,7 @@ const create: Command = {
       "signature-scheme": { type: "string" },
       filter: { type: "string" },
       "rate-limit": { type: "string" },
+      ordering: { type: "string" },
     });
     positionals(this, rest, []);
     const events = splitList(values.events);
@@ -133,6 +138,8 @@ const create: Command = {
           filter,
           rate_limit:
             rateLimit === undefined ? undefined : rateLimitArg(this, "--rate-limit", rateLimit, false),
+          ordering:
+            values.ordering === undefined ? undefined : orderingArg(this, "--ordering", values.ordering),
         },
       }),
     );
@@ -247,9 +254,9 @@ const enable = showOne(
 
 const update: Command = {
   name: "webhooks update",
-  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--header NAME=VALUE]... [--remove-header NAME]... [--signature-scheme SCHEME] [--filter JSON] [--rate-limit N/s|N/m|none] [--enable | --disable] [--json]`,
+  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--header NAME=VALUE]... [--remove-header NAME]... [--signature-scheme SCHEME] [--filter JSON] [--rate-limit N/s|N/m|none] [--ordering fifo|none] [--enable | --disable] [--json]`,
   summary:
-    "Change an endpoint's URL, event types, description, custom headers, signature scheme, filter, rate limit or state.",
+    "Change an endpoint's URL, event types, description, custom headers, signature scheme, filter, rate limit, ordering or state.",
   options: [
     ["--url URL", "A new URL"],
     ["--events TYPES", "Replace the event types (comma-separated, repeatable)"],
@@ -259,6 +266,7 @@ const update: Command = {
     ["--signature-scheme SCHEME", "herald-v1 or standard-webhooks"],
     ["--filter JSON", "Replace the payload filter (a JSON object); --filter null removes it"],
     ["--rate-limit N/s|N/m|none", "A new rate limit (5/s, 300/m), or none to remove it"],
+    ["--ordering fifo|none", "fifo: one at a time, in acceptance order; none: no order"],
     ["--enable", "Enable the endpoint"],
     ["--disable", "Disable it (disabled_reason: manual); its new events are recorded as skipped"],
     JSON_OPTION,
@@ -276,6 +284,7 @@ const update: Command = {
       description: { type: "string" },
       filter: { type: "string" },
       "rate-limit": { type: "string" },
+      ordering: { type: "string" },
       enable: { type: "boolean", default: false },
       disable: { type: "boolean", default: false },
       header: { type: "string", multiple: true },
@@ -307,11 +316,12 @@ const update: Command = {
         values["rate-limit"] === undefined
           ? undefined
           : rateLimitArg(this, "--rate-limit", values["rate-limit"], true),
+      ordering: values.ordering === undefined ? undefined : orderingArg(this, "--ordering", values.ordering),
     };
     if (Object.values(body).every((v) => v === undefined)) {
       throw usageError(
         this,
-        "nothing to change: give --url, --events, --description, --header, --remove-header, --signature-scheme, --filter, --rate-limit, --enable or --disable",
+        "nothing to change: give --url, --events, --description, --header, --remove-header, --signature-scheme, --filter, --rate-limit, --ordering, --enable or --disable",
       );
     }
     const api = connectApi(io, deps);

@@ -43,6 +43,16 @@ export interface Delivery {
    * record it met was cancelled then. Null for a record no erasure touched (ADR 15).
    */
   erasedAt: Date | null;
+  /**
+   * The event's place in the order Herald accepted events (ADR 16): every attempt of the event carries
+   * its event's sequence, so an endpoint with ordering "fifo" receives its events in that order.
+   */
+  sequence: number;
+}
+
+/** Earlier in acceptance order first: by sequence, then event id (equal sequences: other processes). */
+export function acceptanceOrder(a: Pick<Delivery, "sequence" | "eventId">, b: typeof a): number {
+  return a.sequence - b.sequence || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0);
 }
 
 /** What a new attempt takes from the caller; the rest comes from the earlier attempt it repeats. */
@@ -80,6 +90,7 @@ export function repeatAttempt(earlier: Delivery, spec: AttemptSpec): Delivery {
     nextAttemptAt: null,
     createdAt: spec.createdAt,
     erasedAt: null,
+    sequence: earlier.sequence,
   };
 }
 

@@ -43,6 +43,19 @@ export interface Endpoint {
   filter: EventFilter | null;
   /** Deliveries to it never start faster than this, across every process (ADR 16); null for none. */
   rateLimit: RateLimit | null;
+  /** "fifo": its events arrive in the order Herald accepted them, one at a time (ADR 16). */
+  ordering: Ordering;
+}
+
+export const ORDERINGS = ["none", "fifo"] as const;
+export type Ordering = (typeof ORDERINGS)[number];
+
+/**
+ * Deliveries held back by ordering: for a FIFO endpoint, every pending delivery but its head (the one
+ * sent, or waiting for its retry); none for an endpoint without ordering.
+ */
+export function heldCount(ordering: Ordering, pending: number): number {
+  return ordering === "fifo" ? Math.max(0, pending - 1) : 0;
 }
 
 /** The endpoint after being switched on: enabled, reason and failure streak cleared. */

@@ -27,6 +27,7 @@ import type { Sender } from "../app/ports/sending.ts";
 import type { Repositories } from "../app/ports/store.ts";
 import { settingsUseCases } from "../app/settings.ts";
 import { tokenUseCases } from "../app/tokens.ts";
+import { heldCount } from "../domain/endpoint.ts";
 import { VERSION } from "../version.ts";
 
 export interface HeraldOptions {
@@ -114,10 +115,12 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   };
   const prometheus = createPrometheusMetrics(async () => {
     const now = systemClock.now();
-    const s = await repos.deliveries.dueStats(now);
+    const [s, fifo] = await Promise.all([repos.deliveries.dueStats(now), repos.endpoints.listFifo()]);
+    const pending = fifo.length ? await repos.deliveries.countPending(fifo) : new Map<string, number>();
     return {
       dueBacklog: s.count,
       oldestDueAgeSeconds: s.oldestScheduledAt ? (now.getTime() - s.oldestScheduledAt.getTime()) / 1000 : 0,
+      fifoHeld: [...pending.values()].reduce((sum, n) => sum + heldCount("fifo", n), 0),
     };
   });
   const { metrics, render } = prometheus;

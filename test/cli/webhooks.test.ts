@@ -236,6 +236,33 @@ describe("herald webhooks", () => {
     expect((await unwrap(cli.client.GET("/api/v1/webhooks"))).data).toHaveLength(1);
   });
 
+  it("create --ordering fifo and update --ordering none; get shows the ordering and what it holds", async () => {
+    const cli = await cliHarness();
+    const run = await cli.run([
+      "webhooks",
+      "create",
+      "--url",
+      receiverUrl(),
+      "--events",
+      "message.delivered",
+      "--ordering",
+      "fifo",
+    ]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^ordering +fifo \(0 held\)$/m);
+    const [w] = (await unwrap(cli.client.GET("/api/v1/webhooks"))).data;
+    expect(w).toMatchObject({ ordering: "fifo", held: 0 });
+    const none = await cli.run(["webhooks", "update", w!.id, "--ordering", "none"]);
+    expect(none.code).toBe(0);
+    expect(none.stdout).toMatch(/^ordering +none$/m);
+    expect((await getWebhook(cli, w!.id)).ordering).toBe("none");
+    const bad = await cli.run(["webhooks", "update", w!.id, "--ordering", "lifo"]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toEqual([
+      'herald: --ordering must be fifo or none, not "lifo"; see npx herald webhooks update --help',
+    ]);
+  });
+
   it("create and update take --filter; update --filter null removes it; get shows it", async () => {
     const cli = await cliHarness();
     const filter = { "data.channel": "email", "data.message_type": { $ne: "marketing" } };

@@ -383,6 +383,7 @@ describe("console: live", () => {
       scheduledAt: now,
       nextAttemptAt: null,
       createdAt: now,
+      sequence: now.getTime() * 1000,
       erasedAt: null,
     };
     const foreign = { ...base, id: crypto.randomUUID(), tenantId: crypto.randomUUID() };
@@ -532,6 +533,47 @@ describe("console: delivery controls", () => {
     expect(await (await b.get(`/console/endpoints/${id}`)).text()).toContain(
       "<dt>Rate limit</dt><dd>none</dd>",
     );
+  });
+});
+
+describe("console: ordered delivery", () => {
+  it("creates a FIFO endpoint from the form, shows how many deliveries it holds, and switches it back", async () => {
+    const h = await makeConsoleHarness();
+    const { b, token } = await h.signedIn();
+    const created = await b.post("/console/endpoints", {
+      _csrf: await b.csrf(),
+      url: HOOK,
+      ordering: "fifo",
+      events: ["message.delivered"],
+    });
+    expect(created.status).toBe(201);
+    const id = /\/console\/endpoints\/([0-9a-f-]{36})/.exec(await created.text())?.[1];
+    for (let i = 0; i < 3; i++) await publish(h, token);
+    const page = await (await b.get(`/console/endpoints/${id}`)).text();
+    expect(page).toContain("<dt>Ordering</dt><dd>FIFO, <strong>2</strong> held behind the head</dd>");
+    expect(page).toContain('<option value="fifo" selected>FIFO</option>');
+    const saved = await b.post(`/console/endpoints/${id}/update`, {
+      _csrf: await b.csrf(),
+      url: HOOK,
+      description: "",
+      events: ["message.delivered"],
+      rate_limit: "",
+      ordering: "none",
+    });
+    expect(saved.status).toBe(303);
+    const api = (await (await h.api(token, `/webhooks/${id}`)).json()) as { ordering: string; held: number };
+    expect(api).toMatchObject({ ordering: "none", held: 0 });
+    expect(await (await b.get(`/console/endpoints/${id}`)).text()).toContain(
+      "<dt>Ordering</dt><dd>none</dd>",
+    );
+    const bad = await b.post(`/console/endpoints/${id}/update`, {
+      _csrf: await b.csrf(),
+      url: HOOK,
+      events: ["message.delivered"],
+      ordering: "lifo",
+    });
+    expect(bad.status).toBe(422);
+    expect(await bad.text()).toContain("ordering: must be none or fifo");
   });
 });
 

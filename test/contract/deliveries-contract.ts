@@ -190,6 +190,46 @@ export function deliveryContract(store: () => Repositories): void {
       expect(ids(await dueAll(at(120_000)))).toEqual([elsewhere.id]);
     });
 
+    it("head answers an endpoint's earliest pending delivery in acceptance order, due or not; countPending counts", async () => {
+      const scope = newScope();
+      const webhookId = uuid();
+      const mine = (over: Partial<Delivery>) => aDelivery(scope, { webhookId, ...over });
+      // Accepted first, but its retry is scheduled last: still the head.
+      const retry = mine({ sequence: 1_000, eventId: "evt_b", attempt: 2, scheduledAt: at(60_000) });
+      const failed = mine({ sequence: 1_000, eventId: "evt_b", status: "failed", scheduledAt: at(0) });
+      const tie = mine({ sequence: 1_000, eventId: "evt_c", scheduledAt: at(0) });
+      const later = mine({ sequence: 2_000, eventId: "evt_a", scheduledAt: at(0) });
+      const done = mine({ sequence: 500, eventId: "evt_0", status: "succeeded" });
+      const other = aDelivery(scope, { sequence: 1, eventId: "evt_x" });
+      await store().deliveries.insertMany([later, tie, retry, failed, done, other]);
+      expect((await store().deliveries.head(webhookId))?.id).toBe(retry.id);
+      expect(await store().deliveries.head(webhookId)).toEqual(retry);
+      const nobody = uuid();
+      expect(await store().deliveries.countPending([webhookId, other.webhookId, nobody])).toEqual(
+        new Map([
+          [webhookId, 3],
+          [other.webhookId, 1],
+          [nobody, 0],
+        ]),
+      );
+      await store().deliveries.record([
+        {
+          id: retry.id,
+          status: "succeeded",
+          responseStatus: 200,
+          responseBody: null,
+          error: null,
+          durationMs: 1,
+          attemptedAt: at(60_001),
+          nextAttemptAt: null,
+          next: null,
+        },
+      ]);
+      // Equal sequences (two processes in one millisecond): by event id.
+      expect((await store().deliveries.head(webhookId))?.id).toBe(tie.id);
+      expect(await store().deliveries.head(uuid())).toBeNull();
+    });
+
     it("dueStats counts pending deliveries only, held ones included", async () => {
       expect(await store().deliveries.dueStats(at(0))).toEqual({ count: 0, oldestScheduledAt: null });
       const scope = newScope();

@@ -43,6 +43,28 @@ export function endpointContract(store: () => Repositories): void {
       expect((await store().endpoints.get(scope, e.id))?.rateLimit).toBeNull();
     });
 
+    it("keeps ordering through insert and update; listFifo answers the FIFO endpoints of every scope", async () => {
+      const a = anEndpoint(newScope(), { ordering: "fifo" });
+      const b = anEndpoint(newScope());
+      await insertAll([a, b]);
+      expect(
+        (await store().endpoints.get({ tenantId: a.tenantId, projectId: a.projectId }, a.id))?.ordering,
+      ).toBe("fifo");
+      expect(await store().endpoints.listFifo()).toContain(a.id);
+      expect(await store().endpoints.listFifo()).not.toContain(b.id);
+      await store().endpoints.update({ tenantId: b.tenantId, projectId: b.projectId }, b.id, {
+        ordering: "fifo",
+        updatedAt: at(1),
+      });
+      await store().endpoints.update({ tenantId: a.tenantId, projectId: a.projectId }, a.id, {
+        ordering: "none",
+        updatedAt: at(1),
+      });
+      const fifo = await store().endpoints.listFifo();
+      expect(fifo).toContain(b.id);
+      expect(fifo).not.toContain(a.id);
+    });
+
     it("refuses a second endpoint with the same id", async () => {
       const scope = newScope();
       const e = anEndpoint(scope);

@@ -31,6 +31,7 @@ export function anEndpoint(scope: Scope, over: Partial<Endpoint> = {}): Endpoint
     signatureScheme: "herald-v1",
     filter: null,
     rateLimit: null,
+    ordering: "none",
     ...over,
   };
 }
@@ -49,6 +50,7 @@ export function anEvent(scope: Scope, over: Partial<StoredEvent> = {}): StoredEv
     fanoutPending: true,
     resourceId: uuid(),
     recipientKey: null,
+    sequence: (over.createdAt ?? T0).getTime() * 1000,
     ...over,
   };
 }
@@ -74,6 +76,7 @@ export function aDelivery(scope: Scope, over: Partial<Delivery> = {}): Delivery 
     nextAttemptAt: null,
     createdAt: T0,
     erasedAt: null,
+    sequence: (over.createdAt ?? T0).getTime() * 1000,
     ...over,
   };
 }

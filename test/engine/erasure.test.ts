@@ -174,6 +174,7 @@ describe("erasure and the delivery engine", () => {
       fanoutPending: false,
       resourceId: null,
       recipientKey: null,
+      sequence: now.getTime() * 1000,
     });
     expect(await t.erasures.create(SCOPE, { recipient: "grace@example.com" })).toMatchObject({
       eventsErased: 1,

@@ -24,6 +24,7 @@ const endpoint: Endpoint = {
   createdAt: t0,
   updatedAt: t0,
   rateLimit: null,
+  ordering: "none",
   failingSince: null,
   headers: [],
   signatureScheme: "herald-v1",

@@ -5,7 +5,7 @@ import type {
   DueRequest,
 } from "../../app/ports/deliveries.ts";
 import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
-import type { Delivery } from "../../domain/delivery.ts";
+import { acceptanceOrder, type Delivery } from "../../domain/delivery.ts";
 import { shardOf } from "../../domain/shards.ts";
 import { inScope } from "./copies.ts";
 import { pageOf } from "./paging.ts";
@@ -33,6 +33,7 @@ export const deliveryOf = (d: Delivery): Delivery => ({
   nextAttemptAt: d.nextAttemptAt,
   createdAt: d.createdAt,
   erasedAt: d.erasedAt,
+  sequence: d.sequence,
 });
 
 /** Pending deliveries of one endpoint, in insertion order (close to schedule order). */
@@ -151,6 +152,20 @@ export class MemoryDeliveries implements DeliveryRepository {
     }
     due.sort((a, b) => a.scheduledAt.getTime() - b.scheduledAt.getTime());
     return due.slice(0, r.limit).map(deliveryOf);
+  }
+
+  async head(webhookId: string): Promise<Delivery | null> {
+    let first: Delivery | null = null;
+    for (const id of this.pending.get(webhookId)?.ids ?? []) {
+      const d = this.rows.get(id);
+      if (d?.status !== "pending") continue;
+      if (!first || acceptanceOrder(d, first) < 0) first = d;
+    }
+    return first ? deliveryOf(first) : null;
+  }
+
+  async countPending(webhookIds: readonly string[]): Promise<Map<string, number>> {
+    return new Map(webhookIds.map((id) => [id, this.pending.get(id)?.ids.size ?? 0]));
   }
 
   async record(results: readonly AttemptResult[]): Promise<void> {

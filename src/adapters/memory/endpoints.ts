@@ -89,6 +89,10 @@ export class MemoryEndpoints implements EndpointRepository {
       .map(copy);
   }
 
+  async listFifo(): Promise<string[]> {
+    return [...this.rows.values()].filter((e) => e.ordering === "fifo").map((e) => e.id);
+  }
+
   async disable(id: string, reason: DisabledReason, at: Date): Promise<boolean> {
     const e = this.rows.get(id);
     if (!e?.enabled) return false;

@@ -29,7 +29,7 @@ const label = (v: string) => v.replace(/["\\\n]/g, "_");
 
 /** Delivery metrics kept in process memory and written in the Prometheus text format. */
 export function createPrometheusMetrics(
-  gauges: () => Promise<{ dueBacklog: number; oldestDueAgeSeconds: number }>,
+  gauges: () => Promise<{ dueBacklog: number; oldestDueAgeSeconds: number; fifoHeld?: number }>,
 ) {
   const outcomes = new Map<string, number>();
   const disabled = new Map<string, number>();
@@ -123,6 +123,13 @@ export function createPrometheusMetrics(
       lines.push("# HELP herald_oldest_due_age_seconds How long the oldest due delivery has waited.");
       lines.push("# TYPE herald_oldest_due_age_seconds gauge");
       lines.push(`herald_oldest_due_age_seconds ${g.oldestDueAgeSeconds}`);
+      if (g.fifoHeld !== undefined) {
+        lines.push(
+          "# HELP herald_fifo_held Deliveries held back by ordering: pending behind the head of a FIFO endpoint.",
+        );
+        lines.push("# TYPE herald_fifo_held gauge");
+        lines.push(`herald_fifo_held ${g.fifoHeld}`);
+      }
     } catch {
       lines.push("# herald_due_backlog unavailable: the database did not answer");
     }

@@ -125,6 +125,25 @@ export class MongoDeliveries implements DeliveryRepository {
     return docs.map(deliveryFromDoc);
   }
 
+  /** Served by the `webhook_pending` index: equality on the endpoint and status (FerretDB v1 pushes those down). */
+  async head(webhookId: string): Promise<Delivery | null> {
+    const [doc] = await this.col
+      .find({ webhook_id: webhookId, status: "pending" })
+      .sort({ sequence: 1, event_id: 1 })
+      .limit(1)
+      .toArray();
+    return doc ? deliveryFromDoc(doc) : null;
+  }
+
+  async countPending(webhookIds: readonly string[]): Promise<Map<string, number>> {
+    const counts = await Promise.all(
+      unique(webhookIds).map(
+        async (id) => [id, await this.col.countDocuments({ webhook_id: id, status: "pending" })] as const,
+      ),
+    );
+    return new Map(counts);
+  }
+
   /**
    * Two writes for any number of results: the follow-up attempts' insert first (a crash before the
    * update leaves the current record pending, so it is sent again, and its follow-up is never lost),

@@ -1,5 +1,5 @@
 import type { DeliveryError, DeliveryStatus, DeliveryTrigger } from "../../domain/delivery.ts";
-import type { DisabledReason } from "../../domain/endpoint.ts";
+import type { DisabledReason, Ordering } from "../../domain/endpoint.ts";
 import type { EventType } from "../../domain/event-catalog.ts";
 import type { SignatureScheme } from "../../domain/signature-scheme.ts";
 
@@ -35,6 +35,8 @@ export interface EndpointDoc {
   filter?: string | null;
   /** Exactly one of the two; absent on endpoints stored before rate limits existed (ADR 16). */
   rate_limit?: RateLimitDoc | null;
+  /** Absent on endpoints stored before ordering existed: "none". */
+  ordering?: Ordering;
 }
 
 export type RateLimitDoc = { per_second: number } | { per_minute: number };
@@ -53,6 +55,8 @@ export interface EventDoc {
   // the subject backfill fills them in; recipient_key is absent on events without a recipient.
   resource_id?: string | null;
   recipient_key?: string | null;
+  /** Acceptance order (ADR 16); absent on events stored before it existed (then created_at in µs). */
+  sequence?: number;
 }
 
 export interface DeliveryDoc {
@@ -80,6 +84,8 @@ export interface DeliveryDoc {
   shard: number;
   /** Set by an erasure (ADR 15); absent on a record no erasure touched. */
   erased_at?: Date | null;
+  /** The event's acceptance order (ADR 16); absent on records from before it existed. */
+  sequence?: number;
 }
 
 /**

@@ -13,6 +13,14 @@ const scoped = (scope: Scope) => ({ tenant_id: scope.tenantId, project_id: scope
 export class MongoEndpoints implements EndpointRepository {
   constructor(private readonly col: Collection<EndpointDoc>) {}
 
+  async listFifo(): Promise<string[]> {
+    const docs = await this.col
+      .find({ ordering: "fifo" })
+      .project<Pick<EndpointDoc, "_id">>({ _id: 1 })
+      .toArray();
+    return docs.map((d) => d._id);
+  }
+
   async insert(endpoint: Endpoint): Promise<void> {
     await this.col.insertOne(endpointToDoc(endpoint));
   }

@@ -30,6 +30,8 @@ export const INDEXES: Record<string, readonly IndexSpec[]> = {
     },
     // The claim: pending and due, earliest first, the shard read from the index; and dueStats.
     { name: "due", key: { status: 1, scheduled_at: 1, shard: 1 } },
+    // The head of an endpoint with ordering "fifo" (ADR 16): its pending records in acceptance order.
+    { name: "webhook_pending", key: { webhook_id: 1, status: 1, sequence: 1, event_id: 1 } },
     // A manual retry's and the recovery tool's "latest attempt of this event to this endpoint".
     { name: "event_webhook_attempt", key: { event_id: 1, webhook_id: 1, attempt: -1 } },
     // Retention.

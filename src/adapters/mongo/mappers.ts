@@ -51,6 +51,7 @@ export function endpointToDoc(e: Endpoint): EndpointDoc {
     signature_scheme: e.signatureScheme,
     filter: filterToDoc(e.filter),
     rate_limit: rateLimitToDoc(e.rateLimit),
+    ordering: e.ordering,
   };
 }
 
@@ -72,6 +73,7 @@ export function endpointFromDoc(d: EndpointDoc): Endpoint {
     signatureScheme: d.signature_scheme ?? DEFAULT_SIGNATURE_SCHEME,
     filter: d.filter ? (JSON.parse(d.filter) as EventFilter) : null,
     rateLimit: rateLimitFromDoc(d.rate_limit),
+    ordering: d.ordering ?? "none",
   };
 }
 
@@ -89,6 +91,7 @@ export function endpointPatchToSet(p: EndpointPatch): Partial<EndpointDoc> {
   if (p.signatureScheme !== undefined) set.signature_scheme = p.signatureScheme;
   if (p.filter !== undefined) set.filter = filterToDoc(p.filter);
   if (p.rateLimit !== undefined) set.rate_limit = rateLimitToDoc(p.rateLimit);
+  if (p.ordering !== undefined) set.ordering = p.ordering;
   return set;
 }
 
@@ -105,6 +108,7 @@ export function eventToDoc(e: StoredEvent): EventDoc {
     fanout_pending: e.fanoutPending,
     resource_id: e.resourceId,
     ...(e.recipientKey !== null && { recipient_key: e.recipientKey }),
+    sequence: e.sequence,
   };
 }
 
@@ -121,6 +125,7 @@ export function eventFromDoc(d: EventDoc): StoredEvent {
     fanoutPending: d.fanout_pending,
     resourceId: d.resource_id ?? null,
     recipientKey: d.recipient_key ?? null,
+    sequence: d.sequence ?? d.created_at.getTime() * 1000,
   };
 }
 
@@ -140,6 +145,7 @@ export function deliveryToDoc(d: Delivery): DeliveryDoc {
     scheduled_at: d.scheduledAt,
     created_at: d.createdAt,
     shard: shardOf(d.webhookId),
+    sequence: d.sequence,
   };
   // Outcome fields only when there is an outcome (documents.ts).
   if (d.responseStatus !== null) doc.response_status = d.responseStatus;
@@ -173,6 +179,7 @@ export function deliveryFromDoc(d: DeliveryDoc): Delivery {
     nextAttemptAt: d.next_attempt_at ?? null,
     createdAt: d.created_at,
     erasedAt: d.erased_at ?? null,
+    sequence: d.sequence ?? d.created_at.getTime() * 1000,
   };
 }
 

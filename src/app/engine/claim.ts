@@ -13,6 +13,8 @@ export interface ClaimInput {
   inFlight: ReadonlyMap<string, number>;
   /** Rate-limited endpoints' room (sends their pace allows soon, less those waiting); 0 leaves one out. */
   rooms?: ReadonlyMap<string, number>;
+  /** Endpoints left out of the read for another reason (FIFO endpoints busy or blocked). */
+  exclude?: readonly string[];
   /** Deliveries held already (in flight or waiting for their record). */
   held: Iterable<string>;
 }
@@ -34,6 +36,7 @@ export async function claimDue(
   for (const [id, n] of input.inFlight) if (n >= input.endpointCap) saturated.push(id);
   // Out of turns for now: left out of the read, so they do not fill the batch (ADR 16).
   for (const [id, room] of input.rooms ?? []) if (room <= 0) saturated.push(id);
+  saturated.push(...(input.exclude ?? []));
   // Room for a few endpoints that can take only part of what they have due.
   const readLimit = Math.min(limit * 2, 1_000);
   const due = await deliveries.due({

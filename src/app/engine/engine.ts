@@ -6,6 +6,7 @@ import type { Repositories } from "../ports/store.ts";
 import type { Clock, Ids, SecretCipher } from "../ports/system.ts";
 import { claimDue } from "./claim.ts";
 import { decide } from "./decide.ts";
+import { fifoHeads } from "./fifo.ts";
 import { shardOwnership } from "./ownership.ts";
 import { pacer } from "./pace.ts";
 import { preparer } from "./prepare.ts";
@@ -83,9 +84,10 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   let pumping = false;
   let again = false;
   let pumpDone: Promise<void> = Promise.resolve();
-  /** Held deliveries (claimed until recorded), with their shard. */
-  const held = new Map<string, number>();
+  /** Held deliveries (claimed until recorded), with their shard and endpoint. */
+  const held = new Map<string, { shard: number; webhookId: string }>();
   const heldPerShard = new Map<number, number>();
+  const heldPerEndpoint = new Map<string, number>();
   const inFlightPerEndpoint = new Map<string, number>();
   let inFlight = 0;
   const idleWaiters: (() => void)[] = [];
@@ -103,15 +105,30 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   };
 
   function release(ids: readonly string[]) {
+    let ordered = false;
     for (const id of ids) {
-      const shard = held.get(id);
-      if (shard === undefined) continue;
+      const h = held.get(id);
+      if (h === undefined) continue;
       held.delete(id);
-      bump(heldPerShard, shard, -1);
-      if (!heldPerShard.has(shard)) for (const w of drainWaiters.get(shard)?.splice(0) ?? []) w();
+      bump(heldPerShard, h.shard, -1);
+      bump(heldPerEndpoint, h.webhookId, -1);
+      if (!heldPerShard.has(h.shard)) for (const w of drainWaiters.get(h.shard)?.splice(0) ?? []) w();
+      if (fifo.isFifo(h.webhookId)) ordered = true;
     }
+    // A FIFO endpoint's next event may go once the previous one is recorded.
+    if (ordered) wakeSoon();
     notifyIdle();
   }
+
+  const fifo = fifoHeads(
+    {
+      endpoints: repos.endpoints,
+      deliveries: repos.deliveries,
+      held: (webhookId) => heldPerEndpoint.get(webhookId) ?? 0,
+      wake: () => wakeSoon(),
+    },
+    { refreshMs: 1_000, recheckMs: 10_000 },
+  );
 
   const record = recorder(
     { repos, clock, logger, recorded: release },
@@ -184,6 +201,13 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       });
   }
 
+  /** Stops holding a claimed delivery without sending it: it stays pending, for a later claim. */
+  function unhold(p: Prepared) {
+    inFlight--;
+    bump(inFlightPerEndpoint, p.delivery.webhookId, -1);
+    release([p.delivery.id]);
+  }
+
   // A delivery waiting for its endpoint's rate limit is held (until sent and recorded, or given back)
   // but not in flight: it counts against no concurrency cap while it waits.
   const pace = pacer(
@@ -203,11 +227,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
         bump(inFlightPerEndpoint, p.delivery.webhookId, -1);
       },
       giveBack(p, waited) {
-        if (!waited) {
-          inFlight--;
-          bump(inFlightPerEndpoint, p.delivery.webhookId, -1);
-        }
-        release([p.delivery.id]);
+        if (waited) release([p.delivery.id]);
+        else unhold(p);
       },
       wake: () => wakeSoon(),
     },
@@ -226,32 +247,41 @@ export function createEngine(deps: EngineDeps): Dispatcher {
 
   async function claimOnce(): Promise<boolean> {
     const started = performance.now();
-    const reading = claimDue(
-      repos.deliveries,
-      {
-        now: clock.now(),
-        shards: ownership.claimable(),
-        room: options.concurrency - inFlight,
-        endpointCap: options.endpointConcurrency,
-        inFlight: inFlightPerEndpoint,
-        rooms: pace.rooms(),
-        held: held.keys(),
-      },
-      batchSize,
-    );
-    claiming = reading.catch(() => {});
-    const read = await reading.finally(() => {
+    const now = clock.now();
+    const reading = (async () => {
+      await fifo.refresh();
+      const read = await claimDue(
+        repos.deliveries,
+        {
+          now,
+          shards: ownership.claimable(),
+          room: options.concurrency - inFlight,
+          endpointCap: options.endpointConcurrency,
+          inFlight: inFlightPerEndpoint,
+          rooms: pace.rooms(),
+          exclude: fifo.excluded(now.getTime()),
+          held: held.keys(),
+        },
+        batchSize,
+      );
       lastReadEnd = performance.now();
       lastReadMs = lastReadEnd - started;
-    });
+      // FIFO endpoints' work is claimed as their heads, one each (ADR 16).
+      return { more: read.more, claimed: await fifo.heads(read.claimed, now) };
+    })();
+    claiming = reading.catch(() => {});
+    const read = await reading;
     // A shard given back (or lost) while the read was on its way is no longer this process's to send.
-    const claimed = read.claimed.filter((c) => ownership.mayClaim(shardOf(c.delivery.webhookId)));
+    const claimed = read.claimed.filter(
+      (c) => ownership.mayClaim(shardOf(c.delivery.webhookId)) && !held.has(c.delivery.id),
+    );
     if (claimed.length === 0) return false;
     // Held from here until recorded; counted against the caps from here until the send ends.
     for (const { delivery: d } of claimed) {
       const shard = shardOf(d.webhookId);
-      held.set(d.id, shard);
+      held.set(d.id, { shard, webhookId: d.webhookId });
       bump(heldPerShard, shard, 1);
+      bump(heldPerEndpoint, d.webhookId, 1);
       bump(inFlightPerEndpoint, d.webhookId, 1);
       inFlight++;
     }
@@ -272,7 +302,15 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       bump(inFlightPerEndpoint, d.webhookId, -1);
       recordResult(r);
     }
-    pace.admit(prepared.ready);
+    // The endpoint was read fresh: one that became FIFO is sent only through its head from now on.
+    const heads = new Set(claimed.filter((c) => c.head).map((c) => c.delivery.id));
+    const ready = prepared.ready.filter((p) => {
+      if (p.endpoint.ordering !== "fifo" || heads.has(p.delivery.id)) return true;
+      fifo.learned(p.endpoint.id);
+      unhold(p);
+      return false;
+    });
+    pace.admit(ready);
     return read.more;
   }
 
@@ -326,6 +364,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     start() {
       running = true;
       pace.start();
+      fifo.start();
       ownership.start();
       wake();
     },
@@ -338,6 +377,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       await pumpDone;
       // What waits for its endpoint's rate limit stays pending for the next owner.
       pace.stop();
+      fifo.stop();
       while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       await record.flush();
       // Every shard is given back at once; what is still in flight is sent again by the next owner.

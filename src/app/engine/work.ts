@@ -7,6 +7,8 @@ import type { StoredEvent } from "../ports/events.ts";
 /** A due delivery this process now holds (claim → prepare). */
 export interface Claimed {
   delivery: Delivery;
+  /** Claimed as the head of an endpoint with ordering "fifo" (the only way such a delivery is sent). */
+  head?: boolean;
 }
 
 /** A delivery ready to go: its event's bytes, its endpoint, its open secrets and headers (prepare → send). */

@@ -56,6 +56,13 @@ export interface DeliveryRepository {
   /** Due pending deliveries of the given shards, earliest scheduled first (one read, no write). */
   due(request: DueRequest): Promise<Delivery[]>;
   /**
+   * The endpoint's earliest pending delivery in acceptance order (sequence, then event id), due or
+   * not: the head of an endpoint with ordering "fifo" (ADR 16). Null when nothing is pending.
+   */
+  head(webhookId: string): Promise<Delivery | null>;
+  /** How many deliveries of each endpoint are pending. */
+  countPending(webhookIds: readonly string[]): Promise<Map<string, number>>;
+  /**
    * Records attempt results in two batched writes: first inserts each `next` (an existing id is left
    * as it is), then finalises each current record that is still pending. Safe to repeat after a crash.
    */

@@ -23,6 +23,7 @@ export type EndpointPatch = Partial<
     | "signatureScheme"
     | "filter"
     | "rateLimit"
+    | "ordering"
   >
 > & { updatedAt: Date };
 
@@ -45,4 +46,6 @@ export interface EndpointRepository {
   listFailingSince(before: Date, limit: number): Promise<Endpoint[]>;
   /** Disables an enabled endpoint; false when it was already disabled or absent. */
   disable(id: string, reason: DisabledReason, at: Date): Promise<boolean>;
+  /** The ids of every endpoint with ordering "fifo", in any scope (the engine, metrics). */
+  listFifo(): Promise<string[]>;
 }

@@ -23,6 +23,8 @@ export interface StoredEvent {
   resourceId: string | null;
   /** A keyed hash of the envelope's data.recipient (SubjectKeys), for erasure; null when it has none. */
   recipientKey: string | null;
+  /** Its place in acceptance order (accept time in µs, unique in the accepting process); see Delivery. */
+  sequence: number;
 }
 
 /** The stored subject of events an erasure looks for: one of the two matching fields. */

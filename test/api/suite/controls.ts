@@ -9,9 +9,9 @@ import {
   type Suite,
 } from "./context.ts";
 
-/** The API suite's cases for an endpoint's delivery controls: its rate limit (ADR 16). */
+/** The API suite's cases for an endpoint's delivery controls: its rate limit and ordering (ADR 16). */
 export function controlCases(s: Suite): void {
-  const { newProject, send, createWebhook } = s;
+  const { newProject, send, createWebhook, publish } = s;
   describe("webhooks: delivery controls", () => {
     it("POST /webhooks takes rate_limit per second or per minute; GET, the list and PATCH show it; null removes it", async () => {
       const { api } = await newProject();
@@ -85,6 +85,65 @@ export function controlCases(s: Suite): void {
       const list = (await unwrap(api.GET("/api/v1/webhooks"))).data;
       expect(list.map((x) => x.id)).toEqual([w.id]);
       expect(list[0]?.rate_limit).toEqual({ per_second: 5 });
+    });
+
+    it("POST /webhooks takes ordering fifo; held counts what waits behind the head; PATCH switches it back", async () => {
+      const { api } = await newProject();
+      const plain = await createWebhook(api);
+      expect(plain).toMatchObject({ ordering: "none", held: 0 });
+      const fifo = expectWebhookWithSecret(
+        await unwrap(
+          api.POST("/api/v1/webhooks", {
+            body: { url: receiverUrl(), events: [DELIVERED], ordering: "fifo" },
+          }),
+        ),
+      );
+      expect(fifo).toMatchObject({ ordering: "fifo", held: 0 });
+      for (let i = 0; i < 3; i++) await publish(api);
+      const path = { id: fifo.id };
+      // Three pending (the receiver's host does not resolve: a background engine's attempt fails and
+      // its retry waits): one at the head, two held behind it.
+      let got = expectWebhook(await unwrap(api.GET("/api/v1/webhooks/{id}", { params: { path } })));
+      for (let tries = 0; got.held !== 2 && tries < 100; tries++) {
+        await new Promise((r) => setTimeout(r, 50));
+        got = expectWebhook(await unwrap(api.GET("/api/v1/webhooks/{id}", { params: { path } })));
+      }
+      expect(got).toMatchObject({ ordering: "fifo", held: 2 });
+      const listed = (await unwrap(api.GET("/api/v1/webhooks"))).data;
+      expect(listed.find((w) => w.id === fifo.id)?.held).toBe(2);
+      // The unordered endpoint got the same three events and holds nothing back.
+      expect(listed.find((w) => w.id === plain.id)).toMatchObject({ ordering: "none", held: 0 });
+      const unordered = await unwrap(
+        api.PATCH("/api/v1/webhooks/{id}", { params: { path }, body: { ordering: "none" } }),
+      );
+      expect(unordered).toMatchObject({ ordering: "none", held: 0 });
+      const again = await unwrap(
+        api.PATCH("/api/v1/webhooks/{id}", { params: { path }, body: { ordering: "fifo" } }),
+      );
+      expect(again.ordering).toBe("fifo");
+    });
+
+    it("refuses a bad ordering with 422 naming its path, and a client may not set held", async () => {
+      const { token, api } = await newProject();
+      const w = await createWebhook(api);
+      for (const ordering of ["FIFO", "lifo", "", null, 1]) {
+        expectInvalid(
+          await send("POST", "/api/v1/webhooks", {
+            token,
+            json: { url: receiverUrl(), events: [DELIVERED], ordering },
+          }),
+          ["body.ordering"],
+        );
+        expectInvalid(await send("PATCH", `/api/v1/webhooks/${w.id}`, { token, json: { ordering } }), [
+          "body.ordering",
+        ]);
+      }
+      // held is the server's: not a field of the request (and so nothing to change either).
+      expectInvalid(await send("PATCH", `/api/v1/webhooks/${w.id}`, { token, json: { held: 0 } }), [
+        "body",
+        "body.held",
+      ]);
+      expect((await unwrap(api.GET("/api/v1/webhooks"))).data.map((x) => x.ordering)).toEqual(["none"]);
     });
   });
 }

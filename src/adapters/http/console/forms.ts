@@ -1,3 +1,4 @@
+import type { Ordering } from "../../../domain/endpoint.ts";
 import { invalid } from "../../../domain/errors.ts";
 import { parseRateLimitText, type RateLimit } from "../../../domain/rate-limit.ts";
 import { parseDuration } from "../../../domain/time.ts";
@@ -41,4 +42,10 @@ export function parseRateLimitField(text: string): RateLimit | null {
   const limit = parseRateLimitText(t);
   if (limit) return limit;
   throw invalid([{ path: "rate_limit", message: `"${t}" is not a limit like 5/s or 300/m` }]);
+}
+
+/** The ordering select: `none` or `fifo`; anything else is a validation error. */
+export function parseOrderingField(text: string): Ordering {
+  if (text === "none" || text === "fifo") return text;
+  throw invalid([{ path: "ordering", message: "must be none or fifo" }]);
 }

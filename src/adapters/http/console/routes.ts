@@ -12,7 +12,7 @@ import { decodeCursor, encodeCursor } from "../cursor.ts";
 import type { HttpDeps } from "../env.ts";
 import { problemFromError, statusOf } from "../problem.ts";
 import type { ConsoleDeps, ConsoleEnv, Mode } from "./env.ts";
-import { type Form, field, fields, parseMoment, parseRateLimitField } from "./forms.ts";
+import { type Form, field, fields, parseMoment, parseOrderingField, parseRateLimitField } from "./forms.ts";
 import { type DeliveryQuery, deliveriesPage, deliveryDetailPage } from "./pages/deliveries.ts";
 import { endpointPage, newEndpointPage, secretPage } from "./pages/endpoint.ts";
 import { catalogPage, eventPage, livePage, messagePage } from "./pages/misc.ts";
@@ -185,6 +185,7 @@ export function consoleRoutes(mode: Mode, deps: HttpDeps, cd: ConsoleDeps): Hono
           description: field(f, "description"),
           events: fields(f, "events"),
           rateLimit: field(f, "rate_limit"),
+          ordering: field(f, "ordering") === "fifo" ? ("fifo" as const) : ("none" as const),
         };
         try {
           const { endpoint, secret } = await deps.endpoints.create(c.var.session.scope, {
@@ -192,6 +193,7 @@ export function consoleRoutes(mode: Mode, deps: HttpDeps, cd: ConsoleDeps): Hono
             events: eventTypes(values.events),
             description: values.description || null,
             rateLimit: parseRateLimitField(values.rateLimit),
+            ordering: values.ordering,
           });
           return render(c, frame(c, "Endpoint created"), secretPage(base, endpoint, secret, false), 201);
         } catch (e) {
@@ -259,7 +261,8 @@ export function consoleRoutes(mode: Mode, deps: HttpDeps, cd: ConsoleDeps): Hono
     "/endpoints/:id",
     guarded(async (c) => {
       const e = await endpointOf(c, param(c, "id"));
-      return render(c, frame(c, e.url), endpointPage(base, c.var.session.csrfToken, e));
+      const held = (await deps.endpoints.held([e])).get(e.id);
+      return render(c, frame(c, e.url), endpointPage(base, c.var.session.csrfToken, e, held));
     }),
   );
 
@@ -277,6 +280,7 @@ export function consoleRoutes(mode: Mode, deps: HttpDeps, cd: ConsoleDeps): Hono
             events: eventTypes(fields(f, "events")),
             // A form without the box (an older page) leaves the limit as it is.
             rateLimit: f.rate_limit === undefined ? undefined : parseRateLimitField(field(f, "rate_limit")),
+            ordering: f.ordering === undefined ? undefined : parseOrderingField(field(f, "ordering")),
           });
           return redirect(c, `/endpoints/${e.id}?notice=saved`);
         case "enable":

@@ -1,6 +1,6 @@
 import { html } from "hono/html";
 import { HEADER_VALUE_MASK } from "../../../../domain/custom-headers.ts";
-import type { Endpoint } from "../../../../domain/endpoint.ts";
+import type { Endpoint, Ordering } from "../../../../domain/endpoint.ts";
 import { EVENT_TYPES, type EventType } from "../../../../domain/event-catalog.ts";
 import { rateLimitText } from "../../../../domain/rate-limit.ts";
 import { csrfField, type Html, time } from "../view.ts";
@@ -20,11 +20,17 @@ function rateLimitInput(value: string): Html {
 <input id="rate_limit" name="rate_limit" type="text" maxlength="16" value="${value}" placeholder="none" />`;
 }
 
+/** The ordering choice. */
+function orderingSelect(value: Ordering): Html {
+  return html`<label for="ordering">Ordering <span class="muted small">(FIFO: one at a time, in the order events were accepted; a failing event holds the ones after it)</span></label>
+<select id="ordering" name="ordering"><option value="none"${value === "none" ? html` selected` : ""}>none</option><option value="fifo"${value === "fifo" ? html` selected` : ""}>FIFO</option></select>`;
+}
+
 /** The form for a new endpoint (console only). */
 export function newEndpointPage(
   base: string,
   csrf: string,
-  values?: { url?: string; description?: string; events?: string[]; rateLimit?: string },
+  values?: { url?: string; description?: string; events?: string[]; rateLimit?: string; ordering?: Ordering },
 ): Html {
   return html`<h1>New endpoint</h1>
 <form method="post" action="${base}/endpoints" class="stack">
@@ -34,6 +40,7 @@ ${csrfField(csrf)}
 <label for="description">Description <span class="muted small">(optional)</span></label>
 <input id="description" name="description" type="text" maxlength="1024" value="${values?.description ?? ""}" />
 ${rateLimitInput(values?.rateLimit ?? "")}
+${orderingSelect(values?.ordering ?? "none")}
 ${eventChoices(values?.events ?? [])}
 <button type="submit">Create endpoint</button>
 </form>`;
@@ -48,7 +55,8 @@ Copy the signing secret now: <strong>it is shown only this once</strong>. Your r
 <p><a class="button" href="${base}/endpoints/${e.id}">Continue to the endpoint</a></p>`;
 }
 
-export function endpointPage(base: string, csrf: string, e: Endpoint): Html {
+/** `held`: the deliveries its ordering holds back (ADR 16). */
+export function endpointPage(base: string, csrf: string, e: Endpoint, held = 0): Html {
   const action = (path: string) => `${base}/endpoints/${e.id}/${path}`;
   const types = e.events as readonly EventType[];
   return html`<div class="head"><h1>Endpoint</h1><a class="button secondary" href="${base}/deliveries?webhook_id=${e.id}">Deliveries</a></div>
@@ -69,6 +77,7 @@ export function endpointPage(base: string, csrf: string, e: Endpoint): Html {
       : html`<pre class="code" id="filter" tabindex="0" aria-label="Filter">${JSON.stringify(e.filter, null, 2)}</pre><span class="muted small">Only matching events are delivered. Change it with <code>PATCH /api/v1/webhooks/${e.id}</code> or <code>npx herald webhooks update ${e.id} --filter '…'</code>; try it with <code>webhooks filter-test</code>.</span>`
   }</dd>
 <dt>Rate limit</dt><dd>${e.rateLimit ? rateLimitText(e.rateLimit) : "none"}</dd>
+<dt>Ordering</dt><dd>${e.ordering === "fifo" ? html`FIFO, <strong>${held}</strong> held behind the head` : "none"}</dd>
 <dt>Failure streak</dt><dd>${e.failingSince ? html`failing since ${time(e.failingSince)}` : "none"}</dd>
 <dt>Created</dt><dd>${time(e.createdAt)}</dd>
 <dt>Updated</dt><dd>${time(e.updatedAt)}</dd>
@@ -84,6 +93,7 @@ export function endpointPage(base: string, csrf: string, e: Endpoint): Html {
 <label for="url">URL</label><input id="url" name="url" type="url" required maxlength="2048" value="${e.url}" />
 <label for="description">Description</label><input id="description" name="description" type="text" maxlength="1024" value="${e.description ?? ""}" />
 ${rateLimitInput(e.rateLimit ? rateLimitText(e.rateLimit) : "")}
+${orderingSelect(e.ordering)}
 ${eventChoices(e.events)}
 <button type="submit">Save settings</button></form></section>
 

@@ -25,6 +25,7 @@ export const route = createRoute({
 export function register(app: HttpApp, deps: HttpDeps): void {
   app.openapi(route, async (c) => {
     const endpoint = await deps.endpoints.enable(c.var.scope, c.req.valid("param").id);
-    return c.json(presentWebhook(endpoint), 200);
+    const held = (await deps.endpoints.held([endpoint])).get(endpoint.id);
+    return c.json(presentWebhook(endpoint, held), 200);
   });
 }

@@ -31,8 +31,12 @@ export function register(app: HttpApp, deps: HttpDeps): void {
       { enabled: q.enabled === undefined ? undefined : q.enabled === "true", event: q.event },
       { limit: q.limit, cursor: decodeCursor(q.cursor) },
     );
+    const held = await deps.endpoints.held(page.data);
     return c.json(
-      { data: page.data.map(presentWebhook), next_cursor: page.next ? encodeCursor(page.next) : null },
+      {
+        data: page.data.map((e) => presentWebhook(e, held.get(e.id))),
+        next_cursor: page.next ? encodeCursor(page.next) : null,
+      },
       200,
     );
   });

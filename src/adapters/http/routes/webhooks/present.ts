@@ -4,8 +4,11 @@ import type { RateLimit } from "../../../../domain/rate-limit.ts";
 import { isoMillis, isoSeconds } from "../../../../domain/time.ts";
 import type { WebhookJson } from "./schema.ts";
 
-/** The public JSON of an endpoint: never its secrets, never its custom header values (masked). */
-export function presentWebhook(e: Endpoint): WebhookJson {
+/**
+ * The public JSON of an endpoint: never its secrets, never its custom header values (masked).
+ * `held`: what its ordering holds back.
+ */
+export function presentWebhook(e: Endpoint, held = 0): WebhookJson {
   return {
     id: e.id,
     url: e.url,
@@ -19,6 +22,8 @@ export function presentWebhook(e: Endpoint): WebhookJson {
     headers: maskedHeaders(e.headers),
     filter: e.filter,
     rate_limit: rateLimitJson(e.rateLimit),
+    ordering: e.ordering,
+    held,
   };
 }
 

@@ -37,6 +37,7 @@ export function register(app: HttpApp, deps: HttpDeps): void {
       c.req.valid("param").id,
       grace_period_seconds,
     );
-    return c.json({ ...presentWebhook(endpoint), secret }, 200);
+    const held = (await deps.endpoints.held([endpoint])).get(endpoint.id);
+    return c.json({ ...presentWebhook(endpoint, held), secret }, 200);
   });
 }

@@ -6,7 +6,7 @@ import {
   MAX_HEADER_NAME_LENGTH,
   MAX_HEADER_VALUE_LENGTH,
 } from "../../../../domain/custom-headers.ts";
-import { DISABLED_REASONS } from "../../../../domain/endpoint.ts";
+import { DISABLED_REASONS, ORDERINGS } from "../../../../domain/endpoint.ts";
 import { MAX_URL_LENGTH } from "../../../../domain/endpoint-url.ts";
 import { EVENT_TYPES } from "../../../../domain/event-catalog.ts";
 import { RATE_LIMIT_MAX } from "../../../../domain/rate-limit.ts";
@@ -128,6 +128,12 @@ export const RateLimitSchema = z
 
 const rateLimit = RateLimitSchema.nullable();
 
+const ordering = z.enum(ORDERINGS).openapi({
+  description:
+    '"fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ' +
+    'ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.',
+});
+
 export const CreateWebhookSchema = z
   .strictObject({
     url,
@@ -137,6 +143,7 @@ export const CreateWebhookSchema = z
     signature_scheme: signatureScheme.optional().openapi({ default: DEFAULT_SIGNATURE_SCHEME }),
     filter: filter.optional(),
     rate_limit: rateLimit.optional(),
+    ordering: ordering.optional(),
   })
   .openapi("CreateWebhookRequest");
 
@@ -151,10 +158,11 @@ export const UpdateWebhookSchema = z
     // A new filter replaces the old one; null removes it.
     filter: filter.optional(),
     rate_limit: rateLimit.optional(),
+    ordering: ordering.optional(),
   })
   .refine((o) => Object.values(o).some((v) => v !== undefined), {
     error:
-      "must contain at least one of url, events, description, enabled, headers, signature_scheme, filter, rate_limit",
+      "must contain at least one of url, events, description, enabled, headers, signature_scheme, filter, rate_limit, ordering",
   })
   .openapi("UpdateWebhookRequest", { minProperties: 1 });
 
@@ -185,6 +193,11 @@ export const WebhookSchema = z
     }),
     filter,
     rate_limit: rateLimit,
+    ordering,
+    held: z.int().min(0).openapi({
+      description:
+        "Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head.",
+    }),
   })
   .openapi("Webhook", {
     description: "A registered endpoint. The secret is never shown again; custom header values never at all.",

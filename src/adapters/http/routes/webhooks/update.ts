@@ -39,6 +39,7 @@ export function register(app: HttpApp, deps: HttpDeps): void {
         rateLimit: rateLimitOf(rate_limit),
       })
       .catch((e: unknown) => Promise.reject(withIssuePrefix(e, "body")));
-    return c.json(presentWebhook(endpoint), 200);
+    const held = (await deps.endpoints.held([endpoint])).get(endpoint.id);
+    return c.json(presentWebhook(endpoint, held), 200);
   });
 }
