@@ -143,12 +143,21 @@ export async function insertIgnoringDuplicates(insert: () => Promise<unknown>): 
     await insert();
     return new Set();
   } catch (e) {
-    if (!(e instanceof MongoBulkWriteError)) throw e;
-    const errors = Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
-    const onlyDuplicates = errors.length > 0 && errors.every((w) => isDuplicateAnswer(w.code, w.errmsg));
-    if (!onlyDuplicates || e.result.getWriteConcernError()) throw e;
+    const errors = refusedWrites(e);
+    if (!errors.every((w) => isDuplicateAnswer(w.code, w.errmsg))) throw e;
     return new Set(errors.map((w) => w.index));
   }
+}
+
+/**
+ * The positions an unordered bulk write refused one by one; rethrows a failure of the whole command
+ * (not a bulk write error, a write concern error, or none refused).
+ */
+function refusedWrites(e: unknown) {
+  if (!(e instanceof MongoBulkWriteError) || e.result.getWriteConcernError()) throw e;
+  const errors = Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
+  if (errors.length === 0) throw e;
+  return errors;
 }
 
 /**
@@ -164,10 +173,7 @@ export async function insertAnswers(
   try {
     await insert();
   } catch (e) {
-    if (!(e instanceof MongoBulkWriteError) || e.result.getWriteConcernError()) throw e;
-    const errors = Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
-    if (errors.length === 0) throw e;
-    for (const w of errors) {
+    for (const w of refusedWrites(e)) {
       answers[w.index] = isDuplicateAnswer(w.code, w.errmsg)
         ? { ok: false }
         : { error: Object.assign(new Error(w.errmsg ?? "write refused"), { code: w.code }) };
