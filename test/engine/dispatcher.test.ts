@@ -404,4 +404,42 @@ describe("claiming", () => {
     expect(written).toEqual(Array(10).fill("succeeded"));
     expect(t.sender.requests).toHaveLength(10);
   });
+
+  it("reads the database once per queue's worth, not once per freed slot, and never exceeds the cap", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const sender = scriptedSender(async () => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 1));
+      inFlight--;
+      return { ok: true, responseStatus: 200 };
+    });
+    const t = await engineHarness({
+      sender,
+      options: { endpointConcurrency: 10, concurrency: 50, queueDepth: 100 },
+    });
+    h = t;
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    for (let i = 0; i < 300; i++)
+      await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    const reads: number[] = [];
+    const due = t.repos.deliveries.due.bind(t.repos.deliveries);
+    t.repos.deliveries.due = async (r) => {
+      const got = await due(r);
+      reads.push(got.length);
+      return got;
+    };
+    t.dispatcher.start();
+    await t.drain();
+    expect((await t.repos.deliveries.countPending([endpoint.id])).get(endpoint.id)).toBe(0);
+    expect(t.sender.requests).toHaveLength(300);
+    expect(new Set(t.sender.requests.map((r) => r.eventId)).size).toBe(300);
+    expect(most).toBeLessThanOrEqual(10);
+    // A claim per freed slot would read about 30 times (ten at a time); the queue reads a lane's worth.
+    expect(reads.length).toBeLessThanOrEqual(8);
+    expect(reads[0]).toBe(100);
+  });
 });

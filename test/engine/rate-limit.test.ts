@@ -183,7 +183,7 @@ describe("rate limits (ADR 16)", () => {
 
   it("leaves an endpoint out of the claim read while its turns are used up, so its backlog does not fill batches", async () => {
     const { sender, times } = timedSender();
-    const t = await setup({ sender, realTime: true, options: { batchSize: 4 } });
+    const t = await setup({ sender, realTime: true, options: { queueSize: 4 } });
     const asked: DueRequest[] = [];
     const due = t.repos.deliveries.due.bind(t.repos.deliveries);
     t.repos.deliveries.due = (r) => {
@@ -209,7 +209,7 @@ describe("rate limits (ADR 16)", () => {
       () => times(FREE).length >= 12,
       () => `${times(FREE).length} of 12 sent`,
     );
-    // Twelve to the free endpoint in batches of four, before the limited one's third send at 2/s.
+    // Twelve to the free endpoint in reads of four, before the limited one's third send at 2/s.
     expect(times(LIMITED).length).toBeLessThanOrEqual(2);
     expect(asked.some((r) => r.excludeWebhookIds.includes(limited.endpoint.id))).toBe(true);
   });

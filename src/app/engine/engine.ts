@@ -1,18 +1,20 @@
+import type { Delivery } from "../../domain/delivery.ts";
 import { shardOf } from "../../domain/shards.ts";
 import type { Logger } from "../logger.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
 import type { DeliveryMetrics, Sender } from "../ports/sending.ts";
 import type { Repositories } from "../ports/store.ts";
 import type { Clock, Ids, SecretCipher } from "../ports/system.ts";
-import { claimDue } from "./claim.ts";
+import { pickWithinRoom, readDue, roomRule } from "./claim.ts";
 import { decide } from "./decide.ts";
 import { fifoHeads } from "./fifo.ts";
 import { shardOwnership } from "./ownership.ts";
 import { pacer } from "./pace.ts";
 import { preparer } from "./prepare.ts";
+import { dueQueue } from "./queue.ts";
 import { recorder } from "./record.ts";
 import { sendPrepared } from "./send.ts";
-import type { Prepared } from "./work.ts";
+import type { Claimed, Prepared } from "./work.ts";
 
 export interface EngineOptions {
   /** Deliveries in flight in this process. */
@@ -28,8 +30,12 @@ export interface EngineOptions {
   leaseMarginMs?: number;
   /** How often shard ownership is checked (takeovers, rebalancing); default min(1 s, margin / 4). */
   ownershipTickMs?: number;
-  /** Most deliveries claimed in one read. */
-  batchSize?: number;
+  /** Most due deliveries read at once, and kept queued in memory in all (default 1,000). */
+  queueSize?: number;
+  /** Most due deliveries of one endpoint kept queued (default 4 × endpointConcurrency, at least 100). */
+  queueDepth?: number;
+  /** A queued delivery not started within this is let go and read again (default 10 s). */
+  queueMaxAgeMs?: number;
   /** Results are written together once this many are waiting, or after flushDelayMs. */
   flushSize?: number;
   flushDelayMs?: number;
@@ -74,7 +80,8 @@ export interface Dispatcher {
  */
 export function createEngine(deps: EngineDeps): Dispatcher {
   const { repos, clock, logger, metrics, options } = deps;
-  const batchSize = options.batchSize ?? 100;
+  const queueSize = options.queueSize ?? 1_000;
+  const queueDepth = options.queueDepth ?? Math.max(4 * options.endpointConcurrency, 100);
   const claimDelayMs = options.claimDelayMs ?? 2;
   const marginMs = options.leaseMarginMs ?? 60_000;
   // Pauses and clock skew up to this much cannot make two owners start sends in one shard (ADR 9).
@@ -90,6 +97,13 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   const heldPerEndpoint = new Map<string, number>();
   const inFlightPerEndpoint = new Map<string, number>();
   let inFlight = 0;
+  /** Due work read but not started yet (held, not in flight). */
+  const queue = dueQueue({ depth: queueDepth, maxAgeMs: options.queueMaxAgeMs ?? 10_000 });
+  /**
+   * The database may hold due work this process has not read: something was published, a retry's time
+   * came (the schedule's wake-up), a shard was gained, or the last read's page was full.
+   */
+  let fresh = true;
   const idleWaiters: (() => void)[] = [];
   const drainWaiters = new Map<number, (() => void)[]>();
 
@@ -99,7 +113,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     else m.set(k, n);
   };
 
-  const isIdle = () => inFlight === 0 && pace.waiting === 0 && record.waiting === 0 && !pumping;
+  const isIdle = () =>
+    inFlight === 0 && queue.size === 0 && pace.waiting === 0 && record.waiting === 0 && !pumping;
   const notifyIdle = () => {
     if (isIdle()) for (const w of idleWaiters.splice(0)) w();
   };
@@ -115,8 +130,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       if (!heldPerShard.has(h.shard)) for (const w of drainWaiters.get(h.shard)?.splice(0) ?? []) w();
       if (fifo.isFifo(h.webhookId)) ordered = true;
     }
-    // A FIFO endpoint's next event may go once the previous one is recorded.
-    if (ordered) wakeSoon();
+    // A FIFO endpoint's next event may go once the previous one is recorded: its head is read again.
+    if (ordered) wakeSoon(true);
     notifyIdle();
   }
 
@@ -125,7 +140,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       endpoints: repos.endpoints,
       deliveries: repos.deliveries,
       held: (webhookId) => heldPerEndpoint.get(webhookId) ?? 0,
-      wake: () => wakeSoon(),
+      wake: () => wakeSoon(true),
     },
     { refreshMs: 1_000, recheckMs: 10_000 },
   );
@@ -147,6 +162,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       // see claimOnce), then what is held of the shard is waited for until it is recorded.
       drain: async (shard) => {
         await claiming;
+        release(queue.drop((d) => shardOf(d.webhookId) === shard).map((d) => d.id));
         pace.giveBackShard(shard);
         if (!heldPerShard.has(shard)) return;
         await new Promise<void>((resolve) => {
@@ -230,7 +246,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
         if (waited) release([p.delivery.id]);
         else unhold(p);
       },
-      wake: () => wakeSoon(),
+      wake: () => wakeSoon(true),
     },
     {
       horizonMs: () => Math.min(10_000, Math.max(options.paceHorizonMs ?? 2_000, 4 * lastReadMs)),
@@ -245,43 +261,92 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   let lastReadMs = 0;
   let lastReadEnd = 0;
 
-  async function claimOnce(): Promise<boolean> {
+  /** Holds a delivery from here until it is recorded or let go. */
+  function hold(d: Delivery) {
+    const shard = shardOf(d.webhookId);
+    held.set(d.id, { shard, webhookId: d.webhookId });
+    bump(heldPerShard, shard, 1);
+    bump(heldPerEndpoint, d.webhookId, 1);
+  }
+
+  /**
+   * One read of due work into the queue (FIFO endpoints' work comes back as their heads, which are not
+   * queued: each is sent at once or not at all). Answers whether the page was full.
+   */
+  async function readIntoQueue(room: number): Promise<{ heads: Claimed[]; more: boolean }> {
     const started = performance.now();
     const now = clock.now();
+    const t = now.getTime();
     const reading = (async () => {
       await fifo.refresh();
-      const read = await claimDue(
-        repos.deliveries,
-        {
-          now,
-          shards: ownership.claimable(),
-          room: options.concurrency - inFlight,
-          endpointCap: options.endpointConcurrency,
-          inFlight: inFlightPerEndpoint,
-          rooms: pace.rooms(),
-          exclude: fifo.excluded(now.getTime()),
-          held: held.keys(),
-        },
-        batchSize,
-      );
+      // An endpoint that became FIFO is sent only through its head from now on.
+      release(queue.drop((d) => fifo.isFifo(d.webhookId)).map((d) => d.id));
+      const exclude = new Set([...queue.full(), ...fifo.excluded(t)]);
+      // Out of turns for now: left out of the read, so they do not fill the page (ADR 16).
+      for (const [id, turns] of pace.rooms()) if (turns <= 0) exclude.add(id);
+      queue.reading(exclude);
+      fresh = false;
+      const read = await readDue(repos.deliveries, {
+        now,
+        shards: ownership.claimable(),
+        limit: Math.min(queueSize, Math.max(room, queueSize - queue.size)),
+        perEndpoint: queueDepth,
+        exclude,
+        held: held.entries(),
+      });
       lastReadEnd = performance.now();
       lastReadMs = lastReadEnd - started;
+      if (read.more) fresh = true;
+      // A shard given back (or lost) while the read was on its way is no longer this process's to send.
+      const mine = read.due.filter((d) => ownership.mayClaim(shardOf(d.webhookId)) && !held.has(d.id));
+      for (const d of queue.add(
+        mine.filter((d) => !fifo.isFifo(d.webhookId)),
+        performance.now(),
+      ))
+        hold(d);
       // FIFO endpoints' work is claimed as their heads, one each (ADR 16).
-      return { more: read.more, claimed: await fifo.heads(read.claimed, now) };
+      const heads = await fifo.heads(
+        mine.filter((d) => fifo.isFifo(d.webhookId)).map((delivery) => ({ delivery })),
+        now,
+      );
+      const fresh_ = heads.filter(
+        (c) => ownership.mayClaim(shardOf(c.delivery.webhookId)) && !held.has(c.delivery.id),
+      );
+      for (const c of fresh_) hold(c.delivery);
+      return { heads: fresh_, more: read.more };
     })();
     claiming = reading.catch(() => {});
-    const read = await reading;
-    // A shard given back (or lost) while the read was on its way is no longer this process's to send.
-    const claimed = read.claimed.filter(
-      (c) => ownership.mayClaim(shardOf(c.delivery.webhookId)) && !held.has(c.delivery.id),
+    return reading;
+  }
+
+  async function claimOnce(): Promise<boolean> {
+    let heads: Claimed[] = [];
+    let more = false;
+    if (fresh || queue.runningLow()) ({ heads, more } = await readIntoQueue(options.concurrency - inFlight));
+    // What is queued of shards this process may no longer claim from is let go, unsent.
+    release(queue.drop((d) => !ownership.mayClaim(shardOf(d.webhookId))).map((d) => d.id));
+    const mayTake = roomRule(options.endpointConcurrency, inFlightPerEndpoint, pace.rooms());
+    const room = options.concurrency - inFlight;
+    const startHeads = pickWithinRoom(
+      heads.map((c) => c.delivery),
+      room,
+      mayTake,
     );
-    if (claimed.length === 0) return false;
-    // Held from here until recorded; counted against the caps from here until the send ends.
+    const headIds = new Set(startHeads.map((d) => d.id));
+    // Heads with no room now stay pending; the next read finds them again.
+    release(heads.filter((c) => !headIds.has(c.delivery.id)).map((c) => c.delivery.id));
+    const { taken, expired } = queue.take(room - startHeads.length, mayTake, performance.now());
+    if (expired.length > 0) {
+      release(expired.map((d) => d.id));
+      fresh = true;
+    }
+    const claimed: Claimed[] = [
+      ...startHeads.map((delivery) => ({ delivery, head: true })),
+      ...taken.map((delivery) => ({ delivery })),
+    ];
+    if (claimed.length === 0) return more && inFlight < options.concurrency;
+    // Counted against the caps from here until the send ends.
     for (const { delivery: d } of claimed) {
-      const shard = shardOf(d.webhookId);
-      held.set(d.id, { shard, webhookId: d.webhookId });
-      bump(heldPerShard, shard, 1);
-      bump(heldPerEndpoint, d.webhookId, 1);
       bump(inFlightPerEndpoint, d.webhookId, 1);
       inFlight++;
     }
@@ -303,15 +368,15 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       recordResult(r);
     }
     // The endpoint was read fresh: one that became FIFO is sent only through its head from now on.
-    const heads = new Set(claimed.filter((c) => c.head).map((c) => c.delivery.id));
     const ready = prepared.ready.filter((p) => {
-      if (p.endpoint.ordering !== "fifo" || heads.has(p.delivery.id)) return true;
+      if (p.endpoint.ordering !== "fifo" || headIds.has(p.delivery.id)) return true;
       fifo.learned(p.endpoint.id);
+      release(queue.drop((d) => d.webhookId === p.endpoint.id).map((d) => d.id));
       unhold(p);
       return false;
     });
     pace.admit(ready);
-    return read.more;
+    return more && inFlight < options.concurrency;
   }
 
   async function pump(): Promise<void> {
@@ -340,23 +405,29 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     }
   }
 
+  /** Claims now, reading the database first: new work may be there. */
   function wake() {
+    fresh = true;
     if (running) void pump();
   }
 
-  // Completions free slots one by one, and publishes bring work one event at a time; a read after
-  // each would make about one read per delivery. Wake-ups are gathered instead: the next read starts
-  // no sooner than twice what the last one took (at least claimDelayMs) after it ended, so reads take
-  // at most about a third of the time and each fills what freed up meanwhile. On a database that answers in a
-  // millisecond that is a millisecond or two; where reads are slow (FerretDB v1 reads every pending
-  // record of a due query) it keeps reads from running back to back.
+  // Completions free slots one by one, and publishes bring work one event at a time; a claim after
+  // each would make about one read per delivery. Wake-ups are gathered instead: the next claim starts
+  // no sooner than twice what the last read took (at least claimDelayMs) after it ended, so reads take
+  // at most about a third of the time and each claim fills what freed up meanwhile. On a database that
+  // answers in a millisecond that is a millisecond or two; where reads are slow (FerretDB v1 reads every
+  // pending record of a due query) it keeps reads from running back to back. A claim reads the database
+  // only when new work may be there (see `fresh`) or a queued endpoint runs low; otherwise it is served
+  // from the queue, and costs only the read of the endpoints it starts work for (prepare).
   let soon: ReturnType<typeof setTimeout> | null = null;
-  function wakeSoon() {
+  /** Claims soon; `read` when new work may be in the database, otherwise from the queue alone if it can. */
+  function wakeSoon(read = false) {
+    if (read) fresh = true;
     if (soon || !running) return;
     const wait = Math.max(claimDelayMs, lastReadEnd + 2 * lastReadMs - performance.now());
     soon = setTimeout(() => {
       soon = null;
-      wake();
+      if (running) void pump();
     }, wait);
   }
 
@@ -368,14 +439,15 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       ownership.start();
       wake();
     },
-    wake: wakeSoon,
+    wake: () => wakeSoon(true),
     async stop(graceMs: number) {
       running = false;
       if (soon) clearTimeout(soon);
       const deadline = Date.now() + graceMs;
       // A claim on its way lands first, so what it took is sent and recorded (or left pending) below.
       await pumpDone;
-      // What waits for its endpoint's rate limit stays pending for the next owner.
+      // What is queued, or waits for its endpoint's rate limit, stays pending for the next owner.
+      release(queue.drop(() => true).map((d) => d.id));
       pace.stop();
       fifo.stop();
       while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
