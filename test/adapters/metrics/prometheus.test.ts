@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createPrometheusMetrics } from "../../src/adapters/metrics/prometheus.ts";
+import { createPrometheusMetrics } from "../../../src/adapters/metrics/prometheus.ts";
 
 describe("prometheus metrics", () => {
   it("counts database commands by command and collection, and the documents they write", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { storeLiveness } from "../../src/adapters/mongo/liveness.ts";
+import { storeLiveness } from "../../../src/adapters/mongo/liveness.ts";
 
 // The liveness verdict of ADR 0010, driven by hand: a fake clock and scripted probes.
 function harness() {

@@ -1,6 +1,6 @@
 import { MongoServerError } from "mongodb";
 import { describe, expect, it } from "vitest";
-import { isDuplicateKey } from "../../src/adapters/mongo/errors.ts";
+import { isDuplicateKey } from "../../../src/adapters/mongo/errors.ts";
 
 describe("classifying a duplicate key answer", () => {
   it("recognises MongoDB's and FerretDB v1's code 11000", () => {

@@ -1,7 +1,7 @@
 import { MongoServerError } from "mongodb";
 import { describe, expect, it } from "vitest";
-import { guarded, isBusy } from "../../src/adapters/mongo/errors.ts";
-import { StoreUnavailableError } from "../../src/app/ports/store.ts";
+import { guarded, isBusy } from "../../../src/adapters/mongo/errors.ts";
+import { StoreUnavailableError } from "../../../src/app/ports/store.ts";
 
 const busy = () =>
   new MongoServerError({

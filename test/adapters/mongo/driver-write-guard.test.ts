@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { MongoNetworkError } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { guardDriverWrites, writeUntilClosed } from "../../src/adapters/mongo/driver-write-guard.ts";
+import { guardDriverWrites, writeUntilClosed } from "../../../src/adapters/mongo/driver-write-guard.ts";
 
 // ADR 0010's root cause: the driver's command write waits for `drain` on a socket that was destroyed
 // (the peer closed it) before its `close` event, and waits forever. Here the real driver Connection, on a
