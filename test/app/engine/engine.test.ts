@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../support/engine-harness.ts";
+import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
 
 type Harness = Awaited<ReturnType<typeof engineHarness>>;
 let h: Harness | null = null;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { DeliveryRequest } from "../../src/app/ports/sending.ts";
-import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../support/engine-harness.ts";
+import type { DeliveryRequest } from "../../../src/app/ports/sending.ts";
+import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
 
 // ADR 16: an endpoint with ordering "fifo" receives its events in the order Herald accepted them, one
 // in flight at a time; a failing event holds the ones after it until it succeeds or is given up.

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { DueRequest } from "../../src/app/ports/deliveries.ts";
-import type { Delivery } from "../../src/domain/delivery.ts";
-import { assignShards, shardOf } from "../../src/domain/shards.ts";
-import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../support/engine-harness.ts";
+import type { DueRequest } from "../../../src/app/ports/deliveries.ts";
+import type { Delivery } from "../../../src/domain/delivery.ts";
+import { assignShards, shardOf } from "../../../src/domain/shards.ts";
+import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
 
 // ADR 16: no window of one period holds more than `count` attempt starts of a rate-limited endpoint, in
 // real time (these tests run on the machine's clock), by the engine's own record (attempted_at: the pace
