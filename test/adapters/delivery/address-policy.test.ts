@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isBlockedAddress, isIpLiteral, parseIPv6 } from "../../src/adapters/delivery/address-policy.ts";
+import { isBlockedAddress, isIpLiteral, parseIPv6 } from "../../../src/adapters/delivery/address-policy.ts";
 
 describe("isBlockedAddress", () => {
   it.each([

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { nodeHmac } from "../../src/adapters/delivery/node-hmac.ts";
-import { SIGNATURE_SCHEMES, signedHeaders } from "../../src/domain/signature-scheme.ts";
-import { newEndpointSecret, signatureHeader } from "../../src/domain/signing.ts";
+import { nodeHmac } from "../../../src/adapters/delivery/node-hmac.ts";
+import { SIGNATURE_SCHEMES, signedHeaders } from "../../../src/domain/signature-scheme.ts";
+import { newEndpointSecret, signatureHeader } from "../../../src/domain/signing.ts";
 
 describe("node:crypto HMAC behind the schemes' one signing function", () => {
   it("gives exactly the Web Crypto headers under every scheme, for one and two secrets and any body", async () => {

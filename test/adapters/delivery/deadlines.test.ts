@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DeadlineQueue } from "../../src/adapters/delivery/deadlines.ts";
+import { DeadlineQueue } from "../../../src/adapters/delivery/deadlines.ts";
 
 describe("DeadlineQueue: one timer for many exchanges with the same limit", () => {
   let now = 0;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { classifyFailure } from "../../src/adapters/delivery/classify.ts";
-import { BlockedAddressError } from "../../src/adapters/delivery/guarded-lookup.ts";
-import { BodyPrefix, responseOutcome } from "../../src/adapters/delivery/outcome.ts";
+import { classifyFailure } from "../../../src/adapters/delivery/classify.ts";
+import { BlockedAddressError } from "../../../src/adapters/delivery/guarded-lookup.ts";
+import { BodyPrefix, responseOutcome } from "../../../src/adapters/delivery/outcome.ts";
 
 const err = (code: string, message = code, extra: object = {}) =>
   Object.assign(new Error(message), { code }, extra);

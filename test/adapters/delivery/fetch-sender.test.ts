@@ -1,10 +1,10 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createFetchSender, type FetchSenderOptions } from "../../src/adapters/delivery/fetch-sender.ts";
-import type { Sender } from "../../src/app/ports/sending.ts";
-import { RESPONSE_BODY_LIMIT } from "../../src/domain/delivery.ts";
-import { newEndpointSecret } from "../../src/domain/signing.ts";
-import { behaviours, type Receiver, type ReceiverOptions, startReceiver } from "../support/receiver.ts";
-import { type TestTls, testTls } from "../support/tls.ts";
+import { createFetchSender, type FetchSenderOptions } from "../../../src/adapters/delivery/fetch-sender.ts";
+import type { Sender } from "../../../src/app/ports/sending.ts";
+import { RESPONSE_BODY_LIMIT } from "../../../src/domain/delivery.ts";
+import { newEndpointSecret } from "../../../src/domain/signing.ts";
+import { behaviours, type Receiver, type ReceiverOptions, startReceiver } from "../../support/receiver.ts";
+import { type TestTls, testTls } from "../../support/tls.ts";
 import {
   closedPort,
   delivery,

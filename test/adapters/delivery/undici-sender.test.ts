@@ -2,13 +2,16 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createUndiciSender, type UndiciSenderOptions } from "../../src/adapters/delivery/undici-sender.ts";
-import type { Sender } from "../../src/app/ports/sending.ts";
-import { RESPONSE_BODY_LIMIT } from "../../src/domain/delivery.ts";
-import { newEndpointSecret } from "../../src/domain/signing.ts";
-import { PATIENCE_MS } from "../support/patience.ts";
-import { behaviours, type Receiver, type ReceiverOptions, startReceiver } from "../support/receiver.ts";
-import { type TestTls, testTls } from "../support/tls.ts";
+import {
+  createUndiciSender,
+  type UndiciSenderOptions,
+} from "../../../src/adapters/delivery/undici-sender.ts";
+import type { Sender } from "../../../src/app/ports/sending.ts";
+import { RESPONSE_BODY_LIMIT } from "../../../src/domain/delivery.ts";
+import { newEndpointSecret } from "../../../src/domain/signing.ts";
+import { PATIENCE_MS } from "../../support/patience.ts";
+import { behaviours, type Receiver, type ReceiverOptions, startReceiver } from "../../support/receiver.ts";
+import { type TestTls, testTls } from "../../support/tls.ts";
 import {
   closedPort,
   delivery,

@@ -1,7 +1,7 @@
 import type { LookupAddress } from "node:dns";
 import { describe, expect, it } from "vitest";
-import { isBlockedAddress } from "../../src/adapters/delivery/address-policy.ts";
-import { BLOCKED_ADDRESS_CODE, createGuardedLookup } from "../../src/adapters/delivery/guarded-lookup.ts";
+import { isBlockedAddress } from "../../../src/adapters/delivery/address-policy.ts";
+import { BLOCKED_ADDRESS_CODE, createGuardedLookup } from "../../../src/adapters/delivery/guarded-lookup.ts";
 import { failingLookup, scriptedLookup } from "./helpers.ts";
 
 type Answer = {

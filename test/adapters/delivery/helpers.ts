@@ -1,9 +1,9 @@
 import type { LookupAddress } from "node:dns";
 import { createServer } from "node:net";
 import { Webhook } from "standardwebhooks";
-import type { Resolve } from "../../src/adapters/delivery/guarded-lookup.ts";
-import type { DeliveryRequest } from "../../src/app/ports/sending.ts";
-import { type BehaviourFn, behaviours, type ReceivedRequest } from "../support/receiver.ts";
+import type { Resolve } from "../../../src/adapters/delivery/guarded-lookup.ts";
+import type { DeliveryRequest } from "../../../src/app/ports/sending.ts";
+import { type BehaviourFn, behaviours, type ReceivedRequest } from "../../support/receiver.ts";
 
 export const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8MVDX+wqmh8=";
 export const OLD_SECRET = "whsec_3uHkNyUKLn0C7yxBbKZtd6C8TUsTnW7rbQLmNrZX1yM=";
