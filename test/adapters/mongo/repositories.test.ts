@@ -1,17 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { COLLECTIONS } from "../../src/adapters/mongo/collections.ts";
-import { createMongoConsoleStore } from "../../src/adapters/mongo/console.ts";
-import { MongoDeliveries } from "../../src/adapters/mongo/deliveries.ts";
-import type { DeliveryDoc, EndpointDoc, EventDoc } from "../../src/adapters/mongo/documents.ts";
-import { connectMongo } from "../../src/adapters/mongo/index.ts";
-import { ensureIndexes, INDEXES } from "../../src/adapters/mongo/indexes.ts";
-import { endpointToDoc } from "../../src/adapters/mongo/mappers.ts";
-import { StoreUnavailableError } from "../../src/app/ports/store.ts";
-import { shardOf } from "../../src/domain/shards.ts";
-import { freshMongoRepositories } from "../support/mongo.ts";
-import { consoleContract } from "./console-contract.ts";
-import { aDelivery, anEndpoint, anEvent, at, ids, newScope } from "./fixtures.ts";
-import { repositoryContract } from "./repository-contract.ts";
+import { COLLECTIONS } from "../../../src/adapters/mongo/collections.ts";
+import { createMongoConsoleStore } from "../../../src/adapters/mongo/console.ts";
+import { MongoDeliveries } from "../../../src/adapters/mongo/deliveries.ts";
+import type { DeliveryDoc, EndpointDoc, EventDoc } from "../../../src/adapters/mongo/documents.ts";
+import { connectMongo } from "../../../src/adapters/mongo/index.ts";
+import { ensureIndexes, INDEXES } from "../../../src/adapters/mongo/indexes.ts";
+import { endpointToDoc } from "../../../src/adapters/mongo/mappers.ts";
+import { StoreUnavailableError } from "../../../src/app/ports/store.ts";
+import { shardOf } from "../../../src/domain/shards.ts";
+import { consoleContract } from "../../app/ports/console-contract.ts";
+import { aDelivery, anEndpoint, anEvent, at, ids, newScope } from "../../app/ports/fixtures.ts";
+import { repositoryContract } from "../../app/ports/repository-contract.ts";
+import { freshMongoRepositories } from "../../support/mongo.ts";
 
 repositoryContract("mongo", () => freshMongoRepositories("herald_test_contract"));
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { StoredEvent } from "../../src/app/ports/events.ts";
-import type { Repositories } from "../../src/app/ports/store.ts";
+import type { StoredEvent } from "../../../src/app/ports/events.ts";
+import type { Repositories } from "../../../src/app/ports/store.ts";
 import { anEvent, at, ids, newScope, sortOldestFirst, uuid } from "./fixtures.ts";
 
 export function eventContract(store: () => Repositories): void {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { AttemptResult, DueRequest } from "../../src/app/ports/deliveries.ts";
-import type { Repositories } from "../../src/app/ports/store.ts";
-import type { Delivery } from "../../src/domain/delivery.ts";
-import { shardOf } from "../../src/domain/shards.ts";
+import type { AttemptResult, DueRequest } from "../../../src/app/ports/deliveries.ts";
+import type { Repositories } from "../../../src/app/ports/store.ts";
+import type { Delivery } from "../../../src/domain/delivery.ts";
+import { shardOf } from "../../../src/domain/shards.ts";
 import { aDelivery, at, ids, newScope, uuid } from "./fixtures.ts";
 
 /** The result of a failed attempt, with an optional follow-up. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Repositories } from "../../src/app/ports/store.ts";
-import type { Endpoint } from "../../src/domain/endpoint.ts";
+import type { Repositories } from "../../../src/app/ports/store.ts";
+import type { Endpoint } from "../../../src/domain/endpoint.ts";
 import { allPages, anEndpoint, at, ids, newScope, sortedIds, sortNewestFirst, T0, uuid } from "./fixtures.ts";
 
 export function endpointContract(store: () => Repositories): void {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Repositories } from "../../src/app/ports/store.ts";
-import type { IdempotencyRecord } from "../../src/app/ports/tokens.ts";
+import type { Repositories } from "../../../src/app/ports/store.ts";
+import type { IdempotencyRecord } from "../../../src/app/ports/tokens.ts";
 import { aToken, at, newScope, uuid } from "./fixtures.ts";
 
 export function tokenContract(store: () => Repositories): void {

@@ -1,7 +1,7 @@
-import { createMemoryInsights, MemoryConsoleSessions } from "../../src/adapters/memory/console.ts";
-import { createMemoryRepositories } from "../../src/adapters/memory/repositories.ts";
-import { consoleContract } from "./console-contract.ts";
-import { repositoryContract } from "./repository-contract.ts";
+import { createMemoryInsights, MemoryConsoleSessions } from "../../../src/adapters/memory/console.ts";
+import { createMemoryRepositories } from "../../../src/adapters/memory/repositories.ts";
+import { consoleContract } from "../../app/ports/console-contract.ts";
+import { repositoryContract } from "../../app/ports/repository-contract.ts";
 
 repositoryContract("memory", async () => {
   const repos = createMemoryRepositories();

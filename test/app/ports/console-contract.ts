@@ -3,8 +3,8 @@ import type {
   ConsoleSessionRecord,
   ConsoleSessionRepository,
   DeliveryInsights,
-} from "../../src/app/ports/console.ts";
-import type { Repositories } from "../../src/app/ports/store.ts";
+} from "../../../src/app/ports/console.ts";
+import type { Repositories } from "../../../src/app/ports/store.ts";
 import { aDelivery, at, newScope, uuid } from "./fixtures.ts";
 
 export interface ConsoleContractStore {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Repositories } from "../../src/app/ports/store.ts";
-import type { Delivery } from "../../src/domain/delivery.ts";
+import type { Repositories } from "../../../src/app/ports/store.ts";
+import type { Delivery } from "../../../src/domain/delivery.ts";
 import { aDelivery, allPages, at, ids, newScope, sortedIds, sortNewestFirst, uuid } from "./fixtures.ts";
 
 export function deliveryContract(store: () => Repositories): void {

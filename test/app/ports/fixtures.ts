@@ -1,8 +1,8 @@
-import type { StoredEvent } from "../../src/app/ports/events.ts";
-import type { Cursor, Page, PageRequest, Scope } from "../../src/app/ports/paging.ts";
-import type { TokenRecord } from "../../src/app/ports/tokens.ts";
-import type { Delivery } from "../../src/domain/delivery.ts";
-import type { Endpoint } from "../../src/domain/endpoint.ts";
+import type { StoredEvent } from "../../../src/app/ports/events.ts";
+import type { Cursor, Page, PageRequest, Scope } from "../../../src/app/ports/paging.ts";
+import type { TokenRecord } from "../../../src/app/ports/tokens.ts";
+import type { Delivery } from "../../../src/domain/delivery.ts";
+import type { Endpoint } from "../../../src/domain/endpoint.ts";
 
 export const T0 = new Date("2026-03-01T12:00:00.000Z");
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { ErasureRecord } from "../../src/app/ports/erasures.ts";
-import type { Scope } from "../../src/app/ports/paging.ts";
-import type { Repositories } from "../../src/app/ports/store.ts";
+import type { ErasureRecord } from "../../../src/app/ports/erasures.ts";
+import type { Scope } from "../../../src/app/ports/paging.ts";
+import type { Repositories } from "../../../src/app/ports/store.ts";
 import {
   aDelivery,
   allPages,

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Repositories } from "../../src/app/ports/store.ts";
+import type { Repositories } from "../../../src/app/ports/store.ts";
 import { claimingContract } from "./claiming-contract.ts";
 import { deliveryContract } from "./deliveries-contract.ts";
 import { endpointContract } from "./endpoints-contract.ts";
