@@ -1,9 +1,9 @@
 import { spawnSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { type HeraldProcess, startHerald } from "../support/herald-process.ts";
+import { type HeraldProcess, startHerald } from "../../../support/herald-process.ts";
 
-const ROOT = resolve(import.meta.dirname, "../..");
+const ROOT = resolve(import.meta.dirname, "../../../..");
 
 // The configuration reaches a real process: HERALD_RATE_LIMIT limits it, and an empty
 // HERALD_RETRY_SCHEDULE stops it at start like every other empty value.

@@ -2,8 +2,8 @@ import { request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { afterAll, describe, expect, it } from "vitest";
-import { sampleEventData } from "../../src/domain/samples.ts";
-import { makeApiHarness } from "../support/api-harness.ts";
+import { sampleEventData } from "../../../../src/domain/samples.ts";
+import { makeApiHarness } from "../../../support/api-harness.ts";
 import { apiSuite } from "./api-suite.ts";
 
 // The same suite over a real socket (in-memory store, no delivery engine): catches what app.fetch

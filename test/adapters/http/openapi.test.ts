@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { OPENAPI_PATH, renderOpenApiArtifacts, SCHEMA_TS_PATH } from "../../scripts/openapi-artifacts.ts";
+import { OPENAPI_PATH, renderOpenApiArtifacts, SCHEMA_TS_PATH } from "../../../scripts/openapi-artifacts.ts";
 
-const root = new URL("../../", import.meta.url);
+const root = new URL("../../../", import.meta.url);
 const committed = (path: string) => {
   try {
     return readFileSync(new URL(path, root), "utf8");

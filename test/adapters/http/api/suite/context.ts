@@ -7,12 +7,15 @@ import {
   type HeraldClient,
   unwrap,
   type Webhook,
-} from "../../../clients/typescript/client.ts";
-import { DeliverySchema } from "../../../src/adapters/http/routes/deliveries/schema.ts";
-import { EventSchema, PublishedEventSchema } from "../../../src/adapters/http/routes/events/schema.ts";
-import { WebhookSchema, WebhookWithSecretSchema } from "../../../src/adapters/http/routes/webhooks/schema.ts";
-import type { IssuedApiToken } from "../../support/api-harness.ts";
-import type { HoldingReceiver } from "../../support/holding-receiver.ts";
+} from "../../../../../clients/typescript/client.ts";
+import { DeliverySchema } from "../../../../../src/adapters/http/routes/deliveries/schema.ts";
+import { EventSchema, PublishedEventSchema } from "../../../../../src/adapters/http/routes/events/schema.ts";
+import {
+  WebhookSchema,
+  WebhookWithSecretSchema,
+} from "../../../../../src/adapters/http/routes/webhooks/schema.ts";
+import type { IssuedApiToken } from "../../../../support/api-harness.ts";
+import type { HoldingReceiver } from "../../../../support/holding-receiver.ts";
 
 /** Where the suite sends its requests: the app in-process, or a real server over the network. */
 export interface ApiTarget {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { type HeraldClient, paginate, unwrap } from "../../../clients/typescript/client.ts";
-import { ErasureSchema } from "../../../src/adapters/http/routes/erasures/schema.ts";
-import { SettingsSchema } from "../../../src/adapters/http/routes/settings/schema.ts";
+import { type HeraldClient, paginate, unwrap } from "../../../../../clients/typescript/client.ts";
+import { ErasureSchema } from "../../../../../src/adapters/http/routes/erasures/schema.ts";
+import { SettingsSchema } from "../../../../../src/adapters/http/routes/settings/schema.ts";
 import {
   DELIVERED,
   expectDelivery,

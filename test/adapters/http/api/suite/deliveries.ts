@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type Delivery, paginate, unwrap } from "../../../clients/typescript/client.ts";
+import { type Delivery, paginate, unwrap } from "../../../../../clients/typescript/client.ts";
 import { DELIVERED, expectDelivery, expectProblem, SENT, type Suite } from "./context.ts";
 
 /** The API suite's deliveries cases. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { unwrap } from "../../../clients/typescript/client.ts";
+import { unwrap } from "../../../../../clients/typescript/client.ts";
 import {
   DELIVERED,
   expectDelivery,

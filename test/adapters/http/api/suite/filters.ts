@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type EventFilter, type HeraldClient, unwrap } from "../../../clients/typescript/client.ts";
-import { FilterTestResultSchema } from "../../../src/adapters/http/routes/webhooks/filter-test.ts";
+import { type EventFilter, type HeraldClient, unwrap } from "../../../../../clients/typescript/client.ts";
+import { FilterTestResultSchema } from "../../../../../src/adapters/http/routes/webhooks/filter-test.ts";
 import {
   DELIVERED,
   expectInvalid,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { unwrap } from "../../../clients/typescript/client.ts";
-import type { components } from "../../../clients/typescript/schema.d.ts";
+import { unwrap } from "../../../../../clients/typescript/client.ts";
+import type { components } from "../../../../../clients/typescript/schema.d.ts";
 import {
   DELIVERED,
   expectInvalid,

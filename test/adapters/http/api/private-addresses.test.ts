@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { unwrap } from "../../clients/typescript/client.ts";
-import { makeApiHarness } from "../support/api-harness.ts";
+import { unwrap } from "../../../../clients/typescript/client.ts";
+import { makeApiHarness } from "../../../support/api-harness.ts";
 
 const LITERALS = [
   "https://127.0.0.1/x",

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { rateLimitPolicyField, tokenBuckets } from "../../src/adapters/http/rate-limit.ts";
-import type { Clock } from "../../src/app/ports/system.ts";
-import { makeApiHarness } from "../support/api-harness.ts";
+import { rateLimitPolicyField, tokenBuckets } from "../../../src/adapters/http/rate-limit.ts";
+import type { Clock } from "../../../src/app/ports/system.ts";
+import { makeApiHarness } from "../../support/api-harness.ts";
 
 /** A clock that moves only when told to. */
 function manualClock(start = Date.parse("2026-11-22T10:00:00Z")) {

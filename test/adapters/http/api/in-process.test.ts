@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { unwrap } from "../../clients/typescript/client.ts";
-import { createMemoryRepositories } from "../../src/adapters/memory/repositories.ts";
-import { type Repositories, StoreUnavailableError } from "../../src/app/ports/store.ts";
-import { makeApiHarness } from "../support/api-harness.ts";
+import { unwrap } from "../../../../clients/typescript/client.ts";
+import { createMemoryRepositories } from "../../../../src/adapters/memory/repositories.ts";
+import { type Repositories, StoreUnavailableError } from "../../../../src/app/ports/store.ts";
+import { makeApiHarness } from "../../../support/api-harness.ts";
 import { apiSuite } from "./api-suite.ts";
 
 describe("API over the app in-process", () => {
@@ -288,7 +288,7 @@ describe("API failure paths (in-process only)", () => {
     };
     expect(served.info.version).toBe("0.0.0-test");
     const committed = JSON.parse(
-      readFileSync(new URL("../../openapi/openapi.json", import.meta.url), "utf8"),
+      readFileSync(new URL("../../../../openapi/openapi.json", import.meta.url), "utf8"),
     ) as {
       info: { version: string };
     };

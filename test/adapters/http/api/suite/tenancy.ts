@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { unwrap } from "../../../clients/typescript/client.ts";
+import { unwrap } from "../../../../../clients/typescript/client.ts";
 import { expectProblem, type Suite } from "./context.ts";
 
 /** The API suite's tenancy cases. */
