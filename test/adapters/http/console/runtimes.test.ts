@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { type HeraldProcess, type Runtime, startHerald } from "../support/herald-process.ts";
+import { type HeraldProcess, type Runtime, startHerald } from "../../../support/herald-process.ts";
 
 // The console on each runtime: a real Herald process (memory store, so it prints its first token),
 // signed in over HTTP, one page, the script, the live stream and a portal link.

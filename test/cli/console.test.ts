@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/main.ts";
-import { recordingIo } from "../cli/helpers.ts";
-import { makeConsoleHarness, ORIGIN, pathOf } from "./console-harness.ts";
+import { makeConsoleHarness, ORIGIN, pathOf } from "../adapters/http/console/console-harness.ts";
+import { recordingIo } from "./helpers.ts";
 
 // `herald console` and `herald portal create|revoke`, run in-process against the app with the console.
 

@@ -5,10 +5,10 @@ import { join, resolve } from "node:path";
 import { MongoClient } from "mongodb";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { herald, parseCreated, TEST_MASTER_KEY } from "../support/herald-cli.ts";
-import { type HeraldProcess, startHerald } from "../support/herald-process.ts";
-import { uniqueDbName } from "../support/mongo.ts";
-import { behaviours, type Receiver, startReceiver, verifyDelivery } from "../support/receiver.ts";
+import { herald, parseCreated, TEST_MASTER_KEY } from "../../../support/herald-cli.ts";
+import { type HeraldProcess, startHerald } from "../../../support/herald-process.ts";
+import { uniqueDbName } from "../../../support/mongo.ts";
+import { behaviours, type Receiver, startReceiver, verifyDelivery } from "../../../support/receiver.ts";
 
 // The console as a person uses it: Debian's Chromium, driven by playwright-core, against a real Herald
 // process on the run's database and a real receiver. Every page is saved as a screenshot.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { contentSecurityPolicy } from "../../src/adapters/http/console/security.ts";
-import { ConfigError, parseConfig } from "../../src/app/config.ts";
+import { contentSecurityPolicy } from "../../../../src/adapters/http/console/security.ts";
+import { ConfigError, parseConfig } from "../../../../src/app/config.ts";
 
 describe("HERALD_PORTAL_FRAME_ANCESTORS", () => {
   it("defaults to none, and takes origins separated by spaces or commas", () => {
