@@ -6,8 +6,8 @@ import {
   paginate,
   unwrap,
   type Webhook,
-} from "../../clients/typescript/client.ts";
-import { makeApiHarness } from "../support/api-harness.ts";
+} from "../../../clients/typescript/client.ts";
+import { makeApiHarness } from "../../support/api-harness.ts";
 
 /** The HeraldApiError a call rejects with; fails the test when it resolves. */
 async function failure(call: Promise<unknown>): Promise<HeraldApiError> {
