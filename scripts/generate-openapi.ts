@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { OPENAPI_PATH, renderOpenApiArtifacts, SCHEMA_TS_PATH } from "./openapi-artifacts.ts";
 
-// Writes the OpenAPI document and the typed client's schema; test/api/openapi-document.test.ts fails
+// Writes the OpenAPI document and the typed client's schema; test/adapters/http/openapi.test.ts fails
 // when the committed files differ from what the code produces.
 const root = new URL("../", import.meta.url);
 const { documentJson, schemaTs } = await renderOpenApiArtifacts();

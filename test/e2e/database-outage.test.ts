@@ -31,7 +31,7 @@ import {
 // a socket the database had just closed waited forever; when it was the server monitor's, this process's
 // client never became ready again): it struck about one stop in six to ten, so there are eleven stops,
 // short ones most, since each stop is a new chance (with the fix taken out, this test failed at its tenth).
-// test/unit/driver-write-guard.test.ts proves the fix directly. The process reaches its database through
+// test/adapters/mongo/driver-write-guard.test.ts proves the fix directly. The process reaches its database through
 // the proxy in every case, so a stopped FerretDB looks to it like connections closed by the peer.
 const FERRETDB = ferretdbBinary();
 

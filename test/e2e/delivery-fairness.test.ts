@@ -30,7 +30,7 @@ import {
 //   - the dead endpoint never has more than its cap in flight.
 // How fast the healthy deliveries arrive is a benchmark's business (npm run bench), not this test's.
 // HERALD_E2E_SCALE=13 gives the 1,000 events on the MongoDB store; the in-memory store runs them
-// at that size always (its claim enforces the per-endpoint room with the same code, pickWithinRoom).
+// at that size always (its claim enforces the per-endpoint room with the same code, roomRule).
 const CONCURRENCY = 15;
 const ENDPOINT_CONCURRENCY = 10;
 const TYPES: EventType[] = ["message.delivered", "message.bounced", "message.opened"];

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, inject } from "vitest";
 import { connectMongo, type MongoConnection } from "../../src/adapters/mongo/index.ts";
 import { systemClock, systemIds } from "../../src/adapters/system.ts";
 import { tokenUseCases } from "../../src/app/tokens.ts";
-import { apiSuite } from "../api/api-suite.ts";
+import { apiSuite } from "../adapters/http/api/api-suite.ts";
 import type { IssuedApiToken } from "../support/api-harness.ts";
 import {
   findListed,
@@ -16,7 +16,7 @@ import { type HoldingReceiver, startHoldingReceiver } from "../support/holding-r
 import { uniqueDbName } from "../support/mongo.ts";
 import { testTls } from "../support/tls.ts";
 
-// The API suite of test/api, over the network, against a real Herald process (MongoDB store, delivery
+// The API suite of test/adapters/http/api, over the network, against a real Herald process (MongoDB store, delivery
 // engine running) under each runtime. Tokens come from the real CLI process where it matters: the first
 // token of each run and every revocation go through `herald tokens ...` against the same database; the
 // rest are issued through the repositories, because one CLI process per token (~40 per runtime) would

@@ -34,7 +34,7 @@ function entryFor(path: string, dep: string) {
  * Platform builds the registry this lockfile was written against does not serve at the pinned version,
  * so no integrity hash could be recorded: deno must stay at 2.9.6 (2.9.5, 2.9.4 and 2.7.7, whose builds
  * it does serve for every platform, re-send a POST whose connection was reset: see
- * test/delivery/fetch-sender-runtimes.test.ts). npm ci accepts these entries; on those platforms npm
+ * test/adapters/delivery/fetch-sender-runtimes.test.ts). npm ci accepts these entries; on those platforms npm
  * fetches the binary by name and version, and being optional, a registry without it leaves Deno out
  * rather than failing the install. Once a lockfile update records their hashes, this list must go.
  */

@@ -45,7 +45,7 @@ const NOT_RUN_HERE: Record<string, string> = {
   "npm run typecheck": ".ci/run runs it",
   "npm run lint": ".ci/run runs it",
   "npm run openapi":
-    "it rewrites committed files while other tests read them; test/api checks they equal what it generates",
+    "it rewrites committed files while other tests read them; test/adapters/http/openapi.test.ts checks they equal what it generates",
   "npm run bench":
     "minutes of load on a shared machine; bench/ is run by hand and its figures are in the README",
 };

@@ -74,7 +74,8 @@ export async function startHerald(options: StartOptions = {}): Promise<HeraldPro
       ...(ownDataDir ? { HERALD_DATA_DIR: ownDataDir } : {}),
       HERALD_LOG_LEVEL: "warn",
       HERALD_ALLOW_PRIVATE_NETWORKS: "true",
-      // Tests drive one token far beyond the default 100/s; test/api/rate-limit*.test.ts covers the limit.
+      // Tests drive one token far beyond the default 100/s; test/adapters/http/rate-limit.test.ts and
+      // test/adapters/http/api/limits-process.test.ts cover the limit.
       HERALD_RATE_LIMIT: "off",
       DENO_NO_UPDATE_CHECK: "1",
       ...options.env,

@@ -1,0 +1,129 @@
+import { execFile, spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SendOutcome } from "../../../src/domain/delivery.ts";
+import { behaviours, type Receiver, startReceiver } from "../../support/receiver.ts";
+import { testTls } from "../../support/tls.ts";
+import { closedPort, SECRET, standardWebhooksVerdict, verifyStandardWebhooks } from "./helpers.ts";
+
+// The Fetch sender on the runtimes it is for, in child processes, against the HTTPS receiver with
+// the test CA trusted the runtime's own way (Bun: NODE_EXTRA_CA_CERTS; Deno: DENO_CERT).
+const run = promisify(execFile);
+const root = fileURLToPath(new URL("../../../", import.meta.url));
+const fixture = fileURLToPath(new URL("./fixtures/fetch-send.ts", import.meta.url));
+const bin = (name: string) => `${root}node_modules/.bin/${name}`;
+const runs = (name: string) => spawnSync(bin(name), ["--version"], { timeout: 20_000 }).status === 0;
+
+const RUNTIMES = [
+  { name: "bun", args: [fixture], trust: (ca: string) => ({ NODE_EXTRA_CA_CERTS: ca }) },
+  {
+    name: "deno",
+    args: ["run", "--allow-all", "--no-config", "--no-lock", fixture],
+    trust: (ca: string) => ({ DENO_CERT: ca }),
+  },
+] as const;
+
+let rx: Receiver;
+let foreign: Receiver;
+let caPath: string;
+const big = "0123456789abcdef".repeat(65_536);
+
+beforeAll(async () => {
+  const [tls, foreignTls] = await Promise.all([testTls(), testTls("foreign")]);
+  caPath = tls.caCertPath;
+  rx = await startReceiver({ tls, secrets: [SECRET] });
+  foreign = await startReceiver({ tls: foreignTls, secrets: [SECRET] });
+  const byPath: Record<string, ReturnType<typeof behaviours.status>> = {
+    "/redirect": behaviours.redirect(`${rx.origin}/elsewhere`),
+    "/slow": behaviours.slow(20_000),
+    "/big": behaviours.status(500, big),
+    "/reset": behaviours.reset(),
+    "/retry": behaviours.retryAfter(429, "120"),
+  };
+  const standard = verifyStandardWebhooks(SECRET);
+  rx.setBehaviour((req) =>
+    req.path === "/standard" ? standard(req) : (byPath[req.path] ?? behaviours.verify(req)),
+  );
+});
+
+afterAll(async () => {
+  await Promise.all([rx?.close(), foreign?.close()]);
+});
+
+describe.each(RUNTIMES)("createFetchSender on $name", (runtime) => {
+  // Bun and Deno are devDependencies, so `npm install` provides them; a missing binary is a failure, not a skip.
+  it("delivers, verifies and classifies like the Node sender", async () => {
+    expect(runs(runtime.name), `${runtime.name} binary from node_modules/.bin does not run`).toBe(true);
+    const port = await closedPort();
+    const cases = [
+      { url: `${rx.origin}/webhook` },
+      { url: `${rx.origin}/redirect` },
+      { url: `${rx.origin}/slow`, timeoutMs: 400 },
+      { url: `${rx.origin}/big` },
+      { url: `${rx.origin}/reset` },
+      { url: `${rx.origin}/retry` },
+      { url: foreign.url },
+      { url: `https://127.0.0.1:${port}/webhook` },
+      { url: `${rx.origin}/never`, allowPrivateNetworks: false },
+      {
+        url: `https://localhost:${rx.port}/never`,
+        allowPrivateNetworks: false,
+        dns: { localhost: ["127.0.0.1"] },
+      },
+      { url: "https://nowhere.example.test/never", allowPrivateNetworks: false, dns: {} },
+      {
+        url: `${rx.origin}/standard`,
+        scheme: "standard-webhooks",
+        headers: [["X-Api-Key", "rk_runtime"]],
+      },
+    ];
+    const before = rx.requests.length;
+    const { stdout } = await run(bin(runtime.name), [...runtime.args, JSON.stringify(cases), SECRET], {
+      cwd: root,
+      env: { ...process.env, ...runtime.trust(caPath) },
+      timeout: 60_000,
+    });
+    const out = JSON.parse(stdout.trim().split("\n").at(-1) ?? "[]") as SendOutcome[];
+    const summary = out.map((o) => [o.error, o.responseStatus]);
+    expect(summary).toEqual([
+      [null, 200],
+      ["redirect", 302],
+      ["timeout", null],
+      ["http_status", 500],
+      ["connection_error", null],
+      ["http_status", 429],
+      ["tls_error", null],
+      ["connection_error", null],
+      ["blocked_address", null],
+      ["blocked_address", null],
+      ["dns_error", null],
+      [null, 200],
+    ]);
+    expect(out[0]?.ok).toBe(true);
+    // Ended by the sender's bound, not by the receiver's answer 20 s later.
+    expect(out[2]?.durationMs).toBeLessThan(10_000);
+    expect(out[3]?.responseBody).toBe(big.slice(0, 4096));
+    expect(out[5]?.retryAfterMs).toBe(120_000);
+
+    const seen = rx.requests.slice(before);
+    expect(seen.map((r) => r.path)).toEqual([
+      "/webhook",
+      "/redirect",
+      "/slow",
+      "/big",
+      "/reset",
+      "/retry",
+      "/standard",
+    ]);
+    expect(seen.slice(0, -1).every((r) => r.verdict.ok)).toBe(true);
+    // Standard Webhooks mode, verified by the specification's own library, with the custom header.
+    const sw = seen.at(-1)!;
+    expect(standardWebhooksVerdict(sw, SECRET)).toBe("ok");
+    expect(sw.headers["webhook-id"]).toBe("evt_rt");
+    expect(sw.headers["x-api-key"]).toBe("rk_runtime");
+    expect(sw.headers["x-webhook-signature"]).toBeUndefined();
+    expect(seen[0]?.headers["user-agent"]).toBe("Herald/test");
+    expect(seen[0]?.headers["x-webhook-id"]).toBe("evt_rt");
+  });
+});

@@ -1,0 +1,445 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
+
+type Harness = Awaited<ReturnType<typeof engineHarness>>;
+let h: Harness | null = null;
+afterEach(async () => {
+  await h?.dispatcher.stop(1_000);
+  h = null;
+});
+
+async function setup(...args: Parameters<typeof engineHarness>) {
+  h = await engineHarness(...args);
+  h.dispatcher.start();
+  return h;
+}
+
+describe("dispatcher", () => {
+  it("sends a published event at once, signed with the endpoint's secret, and records success", async () => {
+    const t = await setup();
+    const { endpoint, secret } = await t.endpoints.create(SCOPE, {
+      url: "https://hooks.example.com/a",
+      events: ["message.delivered"],
+    });
+    const published = await t.events.publish(SCOPE, { type: "message.delivered", data: sampleMessage() });
+    expect(published.endpoints).toBe(1);
+    await t.drain();
+    expect(t.sender.requests).toHaveLength(1);
+    const req = t.sender.requests[0]!;
+    expect(req.url).toBe(endpoint.url);
+    expect(req.eventId).toBe(published.envelope.id);
+    expect(JSON.parse(req.body)).toEqual(published.envelope);
+    expect(req.secrets).toEqual([secret]);
+    const [d] = await t.history(endpoint.id);
+    expect(d).toMatchObject({ status: "succeeded", attempt: 1, trigger: "automatic", responseStatus: 200 });
+    expect(d?.attemptedAt).not.toBeNull();
+  });
+
+  it("retries a failure on the schedule, then gives up after the last retry", async () => {
+    const t = await setup({
+      sender: scriptedSender(() => ({ ok: false, responseStatus: 500, error: "http_status" })),
+    });
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    await t.drain();
+    let history = await t.history(endpoint.id);
+    expect(history.map((d) => [d.attempt, d.status])).toEqual([
+      [1, "failed"],
+      [2, "pending"],
+    ]);
+    // random() is 0.5, so the jitter is zero: the second attempt is due exactly 5 s later.
+    expect(history[1]!.scheduledAt.getTime() - history[0]!.attemptedAt!.getTime()).toBe(5_000);
+    expect(history[0]!.nextAttemptAt?.getTime()).toBe(history[1]!.scheduledAt.getTime());
+
+    t.clock.advance(4_999);
+    await t.drain();
+    expect(t.sender.requests).toHaveLength(1);
+    t.clock.advance(1);
+    await t.drain();
+    expect(t.sender.requests).toHaveLength(2);
+    t.clock.advance(30_000);
+    await t.drain();
+    history = await t.history(endpoint.id);
+    expect(history.map((d) => [d.attempt, d.status])).toEqual([
+      [1, "failed"],
+      [2, "failed"],
+      [3, "failed"],
+    ]);
+    expect(history[2]!.nextAttemptAt).toBeNull();
+    t.clock.advance(86_400_000);
+    await t.drain();
+    expect(t.sender.requests).toHaveLength(3);
+  });
+
+  it("waits at least as long as a Retry-After on 429", async () => {
+    const t = await setup({
+      sender: scriptedSender(() => ({ ok: false, responseStatus: 429, retryAfterMs: 120_000 })),
+    });
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    await t.drain();
+    const [first, second] = await t.history(endpoint.id);
+    expect(second!.scheduledAt.getTime() - first!.attemptedAt!.getTime()).toBe(120_000);
+  });
+
+  it("disables the endpoint at once on 410 Gone and does not retry", async () => {
+    const t = await setup({ sender: scriptedSender(() => ({ ok: false, responseStatus: 410 })) });
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    await t.drain();
+    expect(await t.history(endpoint.id)).toHaveLength(1);
+    expect(await t.endpoints.get(SCOPE, endpoint.id)).toMatchObject({
+      enabled: false,
+      disabledReason: "gone",
+    });
+    expect(t.seen.disabled).toEqual(["gone"]);
+    // New events to a disabled endpoint get a skipped record and nothing is sent.
+    await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    await t.drain();
+    expect(t.sender.requests).toHaveLength(1);
+    expect((await t.history(endpoint.id)).map((d) => d.status).sort()).toEqual(["failed", "skipped"]);
+  });
+
+  it("skips due deliveries of an endpoint disabled after they were queued", async () => {
+    const t = await engineHarness({ sender: scriptedSender(() => ({ ok: false, responseStatus: 500 })) });
+    h = t;
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    await t.endpoints.update(SCOPE, endpoint.id, { enabled: false });
+    t.dispatcher.start();
+    await t.drain();
+    expect(t.sender.requests).toHaveLength(0);
+    expect((await t.history(endpoint.id)).map((d) => d.status)).toEqual(["skipped"]);
+  });
+
+  it("sends a manual retry at once and does not retry it automatically", async () => {
+    // A long schedule, so a wrongly scheduled follow-up of the manual attempt could not hide behind its end.
+    const t = await setup({
+      sender: scriptedSender(() => ({ ok: false, responseStatus: 503 })),
+      options: { retryScheduleMs: [5_000, 5_000, 5_000, 5_000, 5_000, 5_000] },
+    });
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    await t.drain();
+    const [first] = await t.history(endpoint.id);
+    const manual = await t.deliveries.retry(SCOPE, first!.id);
+    expect(manual).toMatchObject({ trigger: "manual", status: "pending", attempt: 3 });
+    await t.drain();
+    expect(t.sender.requests).toHaveLength(2);
+    const after = await t.deliveries.get(SCOPE, manual.id);
+    expect(after).toMatchObject({ status: "failed", nextAttemptAt: null });
+    const all = await t.history(endpoint.id);
+    expect(all.filter((d) => d.trigger === "manual")).toHaveLength(1);
+    expect(all.filter((d) => d.status === "pending")).toHaveLength(1); // the automatic attempt 2, not a manual follow-up
+  });
+
+  it("cancels what is owed to a deleted endpoint and sends nothing more", async () => {
+    const t = await engineHarness();
+    h = t;
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    await t.endpoints.remove(SCOPE, endpoint.id);
+    t.dispatcher.start();
+    await t.drain();
+    expect(t.sender.requests).toHaveLength(0);
+    const left = await t.repos.deliveries.list(SCOPE, endpoint.id, {}, { limit: 10, cursor: null });
+    expect(left.data.map((d) => d.status)).toEqual(["cancelled"]);
+  });
+
+  it("signs with both secrets during a rotation grace period, and only the new one after", async () => {
+    const t = await setup();
+    const { endpoint, secret: oldSecret } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    const { secret: newSecret } = await t.endpoints.rotate(SCOPE, endpoint.id, 60);
+    await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    await t.drain();
+    expect(t.sender.requests[0]!.secrets).toEqual([newSecret, oldSecret]);
+    t.clock.advance(60_000);
+    await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    await t.drain();
+    expect(t.sender.requests[1]!.secrets).toEqual([newSecret]);
+  });
+
+  it("keeps at most endpointConcurrency in flight per endpoint, so a slow endpoint does not hold up others", async () => {
+    const release: (() => void)[] = [];
+    const sender = scriptedSender((req) =>
+      req.url.includes("slow")
+        ? new Promise((r) => release.push(() => r({ ok: true, responseStatus: 200 })))
+        : { ok: true, responseStatus: 200 },
+    );
+    const t = await setup({ sender, options: { endpointConcurrency: 3, concurrency: 20 } });
+    await t.endpoints.create(SCOPE, { url: "https://slow.example.com/", events: ["message.sent"] });
+    const fast = await t.endpoints.create(SCOPE, {
+      url: "https://fast.example.com/",
+      events: ["message.opened"],
+    });
+    for (let i = 0; i < 10; i++)
+      await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    for (let i = 0; i < 50; i++) {
+      await t.events.publish(SCOPE, { type: "message.opened", data: sampleMessage("delivered") });
+    }
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline) {
+      const done = (await t.history(fast.endpoint.id)).filter((d) => d.status === "succeeded").length;
+      if (done === 50) break;
+      t.dispatcher.wake();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect((await t.history(fast.endpoint.id)).filter((d) => d.status === "succeeded")).toHaveLength(50);
+    expect(release.length).toBe(3);
+    while (release.length) {
+      release.shift()!();
+      await new Promise((r) => setTimeout(r, 5));
+      t.dispatcher.wake();
+    }
+    await t.drain();
+    while (release.length) {
+      release.shift()!();
+      await new Promise((r) => setTimeout(r, 5));
+      await t.drain();
+    }
+    expect(t.sender.requests.filter((r) => r.url.includes("slow"))).toHaveLength(10);
+  });
+});
+
+describe("maintenance", () => {
+  it("finishes a fan-out interrupted between storing the event and creating its deliveries", async () => {
+    const t = await engineHarness();
+    h = t;
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    // Simulate the crash: store the event as publish would, but never create its deliveries.
+    const insertMany = t.repos.deliveries.insertMany.bind(t.repos.deliveries);
+    t.repos.deliveries.insertMany = async () => {
+      throw new Error("process died");
+    };
+    await expect(
+      t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") }),
+    ).rejects.toThrow();
+    t.repos.deliveries.insertMany = insertMany;
+    expect(await t.history(endpoint.id)).toHaveLength(0);
+    expect(await t.jobs.finishFanouts()).toBe(0); // too recent: the publish may still be running
+    t.clock.advance(31_000);
+    expect(await t.jobs.finishFanouts()).toBe(1);
+    expect(await t.jobs.finishFanouts()).toBe(0);
+    t.dispatcher.start();
+    await t.drain();
+    expect((await t.history(endpoint.id)).map((d) => d.status)).toEqual(["succeeded"]);
+  });
+
+  it("answers a publish whose event and deliveries are stored even if clearing the fan-out flag fails", async () => {
+    const t = await setup();
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    const mark = t.repos.events.markFannedOut.bind(t.repos.events);
+    t.repos.events.markFannedOut = async () => {
+      throw new Error("database is locked");
+    };
+    const published = await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    expect(published.endpoints).toBe(1);
+    await t.drain();
+    expect((await t.history(endpoint.id)).map((d) => d.status)).toEqual(["succeeded"]);
+    // The maintenance job finishes the bookkeeping later without sending anything twice.
+    t.repos.events.markFannedOut = mark;
+    t.clock.advance(31_000);
+    expect(await t.jobs.finishFanouts()).toBe(1);
+    expect(await t.jobs.finishFanouts()).toBe(0);
+    await t.drain();
+    expect(t.sender.requests).toHaveLength(1);
+  });
+
+  it("a repeat with the same Idempotency-Key finishes a fan-out the first request did not", async () => {
+    const t = await setup();
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    const insertMany = t.repos.deliveries.insertMany.bind(t.repos.deliveries);
+    t.repos.deliveries.insertMany = async () => {
+      throw new Error("process died");
+    };
+    const input = { type: "message.sent", data: sampleMessage("sent"), idempotencyKey: "k-1" };
+    await expect(t.events.publish(SCOPE, input)).rejects.toThrow();
+    t.repos.deliveries.insertMany = insertMany;
+    // The client retries once the restarted process answers: seconds later.
+    t.clock.advance(3_000);
+    const again = await t.events.publish(SCOPE, input);
+    expect(again.replayed).toBe(true);
+    await t.drain();
+    // Delivered at once, without waiting for the maintenance job.
+    expect(t.sender.requests.map((r) => r.eventId)).toEqual([again.envelope.id]);
+    expect((await t.history(endpoint.id)).map((d) => d.status)).toEqual(["succeeded"]);
+  });
+
+  it("clears the fan-out flags of concurrent publishes in one write", async () => {
+    const t = await setup();
+    await t.endpoints.create(SCOPE, { url: "https://x.example.com/", events: ["message.sent"] });
+    const calls: string[][] = [];
+    const mark = t.repos.events.markFannedOut.bind(t.repos.events);
+    t.repos.events.markFannedOut = async (ids) => {
+      calls.push([...ids]);
+      await mark(ids);
+    };
+    const published = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") }),
+      ),
+    );
+    await t.events.flushBookkeeping();
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.sort()).toEqual(published.map((p) => p.envelope.id).sort());
+    t.clock.advance(31_000);
+    expect(await t.jobs.finishFanouts()).toBe(0);
+  });
+
+  it("disables an endpoint that failed without success for HERALD_DISABLE_AFTER", async () => {
+    const t = await setup({ sender: scriptedSender(() => ({ ok: false, responseStatus: 500 })) });
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    await t.drain();
+    t.clock.advance(86_400_000 - 1);
+    expect(await t.jobs.disableFailing()).toBe(0);
+    t.clock.advance(1);
+    expect(await t.jobs.disableFailing()).toBe(1);
+    expect(await t.endpoints.get(SCOPE, endpoint.id)).toMatchObject({
+      enabled: false,
+      disabledReason: "failing",
+    });
+    const on = await t.endpoints.enable(SCOPE, endpoint.id);
+    expect(on).toMatchObject({ enabled: true, disabledReason: null, failingSince: null });
+  });
+
+  it("a success clears the failure streak", async () => {
+    let fail = true;
+    const t = await setup({
+      sender: scriptedSender(() => (fail ? { ok: false, responseStatus: 500 } : { ok: true })),
+    });
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    await t.drain();
+    expect((await t.endpoints.get(SCOPE, endpoint.id)).failingSince).not.toBeNull();
+    fail = false;
+    t.clock.advance(5_000);
+    await t.drain();
+    expect((await t.endpoints.get(SCOPE, endpoint.id)).failingSince).toBeNull();
+  });
+
+  it("deletes events and finished deliveries past retention", async () => {
+    const t = await setup();
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    await t.drain();
+    t.clock.advance(30 * 86_400_000 + 1);
+    expect(await t.jobs.applyRetention()).toEqual({ events: 1, deliveries: 1 });
+    expect(await t.history(endpoint.id)).toHaveLength(0);
+  });
+});
+
+describe("claiming", () => {
+  it("a claim of 10 due deliveries for one idle endpoint with a cap of 10 sends all 10 and gives none back", async () => {
+    const held: (() => void)[] = [];
+    const sender = scriptedSender(
+      () => new Promise((r) => held.push(() => r({ ok: true, responseStatus: 200 }))),
+    );
+    const t = await engineHarness({ sender, options: { endpointConcurrency: 10, concurrency: 50 } });
+    h = t;
+    await t.endpoints.create(SCOPE, { url: "https://x.example.com/", events: ["message.sent"] });
+    for (let i = 0; i < 10; i++)
+      await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    // Claiming is a read; nothing is written until results are recorded (no lease, nothing given back).
+    const reads: number[] = [];
+    const due = t.repos.deliveries.due.bind(t.repos.deliveries);
+    t.repos.deliveries.due = async (r) => {
+      const got = await due(r);
+      reads.push(got.length);
+      return got;
+    };
+    const written: string[] = [];
+    const record = t.repos.deliveries.record.bind(t.repos.deliveries);
+    t.repos.deliveries.record = async (results) => {
+      written.push(...results.map((r) => r.status));
+      await record(results);
+    };
+    t.dispatcher.start();
+    const deadline = Date.now() + 5_000;
+    while (held.length < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    expect(held).toHaveLength(10);
+    expect(reads[0]).toBe(10);
+    expect(written).toEqual([]);
+    for (const go of held.splice(0)) go();
+    await t.drain();
+    expect(written).toEqual(Array(10).fill("succeeded"));
+    expect(t.sender.requests).toHaveLength(10);
+  });
+
+  it("reads the database once per queue's worth, not once per freed slot, and never exceeds the cap", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const sender = scriptedSender(async () => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 1));
+      inFlight--;
+      return { ok: true, responseStatus: 200 };
+    });
+    const t = await engineHarness({
+      sender,
+      options: { endpointConcurrency: 10, concurrency: 50, queueDepth: 100 },
+    });
+    h = t;
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    for (let i = 0; i < 300; i++)
+      await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    const reads: number[] = [];
+    const due = t.repos.deliveries.due.bind(t.repos.deliveries);
+    t.repos.deliveries.due = async (r) => {
+      const got = await due(r);
+      reads.push(got.length);
+      return got;
+    };
+    t.dispatcher.start();
+    await t.drain();
+    expect((await t.repos.deliveries.countPending([endpoint.id])).get(endpoint.id)).toBe(0);
+    expect(t.sender.requests).toHaveLength(300);
+    expect(new Set(t.sender.requests.map((r) => r.eventId)).size).toBe(300);
+    expect(most).toBeLessThanOrEqual(10);
+    // A claim per freed slot would read about 30 times (ten at a time); the queue reads a lane's worth.
+    expect(reads.length).toBeLessThanOrEqual(8);
+    expect(reads[0]).toBe(100);
+  });
+});
