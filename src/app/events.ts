@@ -7,7 +7,6 @@ import { DomainError, invalid, notFound } from "../domain/errors.ts";
 import { type Clause, compileFilter, type EventFilter } from "../domain/event-filter.ts";
 import { clauseMatches } from "../domain/event-filter-match.ts";
 import { firstDeliveryId } from "../domain/ids.ts";
-import { createBatcher } from "./batcher.ts";
 import type { AppDeps } from "./deps.ts";
 import type { FanOutMetrics, StoredEvent } from "./ports/events.ts";
 import type { Scope } from "./ports/paging.ts";
@@ -31,7 +30,10 @@ export interface PublishResult {
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
 /** A repeated publish finishes an unfinished fan-out only once the event is this old. */
 export const REPLAY_FINISHES_AFTER_MS = 2_000;
-/** How long a fan-out may be in progress before the maintenance job finishes it. */
+/**
+ * How long a fan-out may be in progress before the maintenance job finishes it. Only events stored
+ * with `fanoutPending` (by versions that wrote the event before its deliveries) can need it.
+ */
 export const FANOUT_GRACE_MS = 30_000;
 
 /** The first delivery of an event to each of its target endpoints; a disabled endpoint gets a skipped record. */
@@ -115,8 +117,6 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
     });
   const nextSequence = sequencer();
 
-  const fanoutDone = createBatcher<string>((ids) => repos.events.markFannedOut(ids), 20);
-
   async function fanOut(event: StoredEvent, now: Date): Promise<void> {
     if (event.targets.length === 0) return;
     const endpoints = await repos.endpoints.getMany(event.targets);
@@ -125,10 +125,13 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
   }
 
   /**
-   * Stores the event with its targets, then their first deliveries, and wakes the dispatcher. The event
-   * is stored first: if the process dies in between, the maintenance job finds it still marked
-   * fanoutPending and creates the same deliveries (same ids). Returns the first deliveries, or null when
-   * an event with this id was stored already.
+   * Stores the first deliveries of the event's targets, then the event, and wakes the dispatcher
+   * (ADR 2). The deliveries go first, so a stored event always has its deliveries and needs no
+   * "fan-out pending" flag to be cleared afterwards (one write per event fewer): if the process dies
+   * in between, the publish was never answered, and the engine holds such deliveries back while their
+   * event may still come (a repeat with the same Idempotency-Key stores it under the same id and the
+   * same delivery ids), then cancels them. Returns the first deliveries, or null when an event with
+   * this id was stored already.
    */
   async function accept(
     scope: Scope,
@@ -147,21 +150,17 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
       occurredAt: new Date(envelope.occurred_at),
       createdAt: now,
       targets: targets.map((e) => e.id),
-      fanoutPending: targets.length > 0,
+      fanoutPending: false,
       resourceId: about.resourceId,
       recipientKey: about.recipient === null ? null : await subjects.recipientKey(scope, about.recipient),
       // Taken as late as possible before the write: a publish that begins after this one answered is later.
       sequence: nextSequence(clock.now()),
     };
-    if (!(await repos.events.insert(event))) return null;
-    if (targets.length === 0) return [];
     const deliveries = await firstDeliveries(event, targets, now);
-    await repos.deliveries.insertMany(deliveries);
-    signal.notify();
-    // The event and its deliveries are stored: the publish has succeeded. Clearing the flag is
-    // bookkeeping, batched with other publishes into one write; if it is lost (crash, error), the
-    // maintenance job repeats the idempotent fan-out and clears it then.
-    fanoutDone.add(event.id);
+    // Ids derive from (event, endpoint): a repeat under the same event id inserts nothing new.
+    if (deliveries.length > 0) await repos.deliveries.insertMany(deliveries);
+    if (!(await repos.events.insert(event))) return null;
+    if (deliveries.length > 0) signal.notify();
     return deliveries;
   }
 
@@ -244,16 +243,16 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
 
     accept,
 
-    /** Writes the fan-out flags still waiting in the batch (graceful stop, tests). */
-    flushBookkeeping: () => fanoutDone.flush(),
-
     async get(scope: Scope, id: string): Promise<Envelope> {
       const event = await repos.events.get(scope, id);
       if (!event) throw notFound("The event");
       return envelopeOf(event);
     },
 
-    /** Finishes fan-outs that a crashed process left undone; returns how many events it completed. */
+    /**
+     * Finishes fan-outs that a crashed process left undone (events stored with fanoutPending, by a
+     * version that wrote the event first); returns how many events it completed.
+     */
     async completeFanouts(limit = 500): Promise<number> {
       const now = clock.now();
       const pending = await repos.events.listFanoutPending(new Date(now.getTime() - FANOUT_GRACE_MS), limit);

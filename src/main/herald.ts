@@ -228,7 +228,6 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
       liveness?.stop();
       clearInterval(purgeConsole);
       await d.stop(graceMs);
-      await events.flushBookkeeping();
       await sender.close();
       await repos.close();
       if (embedded) await embedded.stop();

@@ -90,13 +90,14 @@ describe("fan-out with payload filters", () => {
       events: ["message.bounced"],
       filter: { "data.channel": "sms" },
     });
-    // The process dies between storing the event and creating its deliveries.
+    // An earlier version's publish (event first, flagged) dies before creating its deliveries.
     const insertMany = t.repos.deliveries.insertMany.bind(t.repos.deliveries);
-    t.repos.deliveries.insertMany = async () => {
-      throw new Error("process died");
-    };
-    await expect(t.events.publish(SCOPE, { type: "message.bounced", data: bounced() })).rejects.toThrow();
+    const insert = t.repos.events.insert.bind(t.repos.events);
+    t.repos.deliveries.insertMany = async () => {};
+    t.repos.events.insert = (event) => insert({ ...event, fanoutPending: true });
+    await t.events.publish(SCOPE, { type: "message.bounced", data: bounced() });
     t.repos.deliveries.insertMany = insertMany;
+    t.repos.events.insert = insert;
     // Before the maintenance job runs, both filters change: the event's targets do not.
     await t.endpoints.update(SCOPE, wanted.endpoint.id, { filter: { "data.channel": "sms" } });
     await t.endpoints.update(SCOPE, unwanted.endpoint.id, { filter: null });
@@ -107,6 +108,39 @@ describe("fan-out with payload filters", () => {
     expect((await t.history(wanted.endpoint.id)).map((d) => d.status)).toEqual(["succeeded"]);
     expect(await t.history(unwanted.endpoint.id)).toEqual([]);
     expect(t.sender.requests.map((r) => r.url)).toEqual(["https://wanted.example.com/"]);
+  });
+
+  it("a repeat of a publish that died before storing its event sends only to the repeat's targets", async () => {
+    const t = await engineHarness();
+    h = t;
+    const first = await t.endpoints.create(SCOPE, {
+      url: "https://first.example.com/",
+      events: ["message.bounced"],
+      filter: { "data.channel": "email" },
+    });
+    // Deliveries stored, then the process dies before the event.
+    const insert = t.repos.events.insert.bind(t.repos.events);
+    t.repos.events.insert = async () => {
+      throw new Error("process died");
+    };
+    const input = { type: "message.bounced", data: bounced(), idempotencyKey: "k-2" };
+    await expect(t.events.publish(SCOPE, input)).rejects.toThrow();
+    t.repos.events.insert = insert;
+    expect(await t.history(first.endpoint.id)).toHaveLength(1);
+    // Before the client repeats it, the filters change: the repeat decides the targets anew.
+    await t.endpoints.update(SCOPE, first.endpoint.id, { filter: { "data.channel": "sms" } });
+    const second = await t.endpoints.create(SCOPE, {
+      url: "https://second.example.com/",
+      events: ["message.bounced"],
+    });
+    const again = await t.events.publish(SCOPE, input);
+    expect(again.endpoints).toBe(1);
+    t.dispatcher.start();
+    await t.drain();
+    // The first request's leftover is not owed: its endpoint is not among the stored event's targets.
+    expect((await t.history(first.endpoint.id)).map((d) => d.status)).toEqual(["cancelled"]);
+    expect((await t.history(second.endpoint.id)).map((d) => d.status)).toEqual(["succeeded"]);
+    expect(t.sender.requests.map((r) => r.url)).toEqual(["https://second.example.com/"]);
   });
 
   it("an idempotent repeat answers the first decision and fans out to nobody new", async () => {

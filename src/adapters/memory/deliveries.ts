@@ -154,6 +154,13 @@ export class MemoryDeliveries implements DeliveryRepository {
     return due.slice(0, r.limit).map(deliveryOf);
   }
 
+  async postpone(ids: readonly string[], until: Date): Promise<void> {
+    for (const id of ids) {
+      const d = this.rows.get(id);
+      if (d?.status === "pending") d.scheduledAt = new Date(until);
+    }
+  }
+
   async head(webhookId: string): Promise<Delivery | null> {
     let first: Delivery | null = null;
     for (const id of this.pending.get(webhookId)?.ids ?? []) {

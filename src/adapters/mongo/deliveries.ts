@@ -125,6 +125,17 @@ export class MongoDeliveries implements DeliveryRepository {
     return docs.map(deliveryFromDoc);
   }
 
+  async postpone(ids: readonly string[], until: Date): Promise<void> {
+    if (ids.length === 0) return;
+    // `updateMany` on an `_id`, one statement per id, for the reason given in `record`.
+    await this.col.bulkWrite(
+      ids.map((id) => ({
+        updateMany: { filter: { _id: id, status: "pending" }, update: { $set: { scheduled_at: until } } },
+      })),
+      { ordered: false },
+    );
+  }
+
   /** Served by the `webhook_pending` index: equality on the endpoint and status (FerretDB v1 pushes those down). */
   async head(webhookId: string): Promise<Delivery | null> {
     const [doc] = await this.col

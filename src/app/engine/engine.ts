@@ -10,7 +10,7 @@ import { decide } from "./decide.ts";
 import { fifoHeads } from "./fifo.ts";
 import { shardOwnership } from "./ownership.ts";
 import { pacer } from "./pace.ts";
-import { preparer } from "./prepare.ts";
+import { EVENT_RECHECK_MS, preparer } from "./prepare.ts";
 import { dueQueue } from "./queue.ts";
 import { recorder } from "./record.ts";
 import { sendPrepared } from "./send.ts";
@@ -113,8 +113,15 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     else m.set(k, n);
   };
 
+  /** Writes moving deliveries whose event is not stored yet (postpone) still on their way. */
+  let postponing = 0;
   const isIdle = () =>
-    inFlight === 0 && queue.size === 0 && pace.waiting === 0 && record.waiting === 0 && !pumping;
+    inFlight === 0 &&
+    queue.size === 0 &&
+    postponing === 0 &&
+    pace.waiting === 0 &&
+    record.waiting === 0 &&
+    !pumping;
   const notifyIdle = () => {
     if (isIdle()) for (const w of idleWaiters.splice(0)) w();
   };
@@ -261,6 +268,29 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   let lastReadMs = 0;
   let lastReadEnd = 0;
 
+  /**
+   * Deliveries whose event is not stored yet (a publish on its way, or one that died between its two
+   * writes) are moved a few seconds on, then let go; the due read finds them again then. Rare: it
+   * costs one write per batch of them.
+   */
+  function postpone(waiting: readonly Delivery[]) {
+    for (const d of waiting) {
+      inFlight--;
+      bump(inFlightPerEndpoint, d.webhookId, -1);
+    }
+    const ids = waiting.map((d) => d.id);
+    postponing++;
+    void repos.deliveries
+      .postpone(ids, new Date(clock.now().getTime() + EVENT_RECHECK_MS))
+      .catch((e) =>
+        logger.warn("postponing deliveries whose event is not stored failed", { error: e as Error }),
+      )
+      .finally(() => {
+        postponing--;
+        release(ids);
+      });
+  }
+
   /** Holds a delivery from here until it is recorded or let go. */
   function hold(d: Delivery) {
     const shard = shardOf(d.webhookId);
@@ -367,6 +397,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       bump(inFlightPerEndpoint, d.webhookId, -1);
       recordResult(r);
     }
+    if (prepared.waiting.length > 0) postpone(prepared.waiting);
     // The endpoint was read fresh: one that became FIFO is sent only through its head from now on.
     const ready = prepared.ready.filter((p) => {
       if (p.endpoint.ordering !== "fifo" || headIds.has(p.delivery.id)) return true;

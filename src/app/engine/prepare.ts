@@ -7,6 +7,14 @@ import type { Clock, SecretCipher } from "../ports/system.ts";
 import type { Claimed, Prepared } from "./work.ts";
 
 const CACHE_LIMIT = 10_000;
+/**
+ * How long an automatic first attempt whose event is not stored is held back before it is cancelled.
+ * A publish stores the deliveries first and then the event (ADR 2): for a moment the event is on its
+ * way, and after a crash in between, a repeat with the same Idempotency-Key may still store it.
+ */
+export const EVENT_WAIT_MS = 60_000;
+/** How far a delivery waiting for its event is moved each time it is found so. */
+export const EVENT_RECHECK_MS = 5_000;
 
 /** A record finished without a send: the endpoint or event is gone (cancelled), or it is disabled (skipped). */
 export function finishedWithoutSend(d: Delivery, status: "cancelled" | "skipped"): AttemptResult {
@@ -67,7 +75,7 @@ export function preparer(deps: { repos: Repositories; cipher: SecretCipher; cloc
 
   return async function prepare(
     claimed: readonly Claimed[],
-  ): Promise<{ ready: Prepared[]; finished: AttemptResult[] }> {
+  ): Promise<{ ready: Prepared[]; finished: AttemptResult[]; waiting: Delivery[] }> {
     const [byEvent, endpoints] = await Promise.all([
       eventsOf(claimed),
       deps.repos.endpoints.getMany([...new Set(claimed.map((c) => c.delivery.webhookId))]),
@@ -76,11 +84,17 @@ export function preparer(deps: { repos: Repositories; cipher: SecretCipher; cloc
     const now = deps.clock.now();
     const ready: Prepared[] = [];
     const finished: AttemptResult[] = [];
+    const waiting: Delivery[] = [];
     for (const { delivery } of claimed) {
       const endpoint = byEndpoint.get(delivery.webhookId);
       const event = byEvent.get(delivery.eventId);
-      // The endpoint was deleted, or the event was erased or aged out of retention: nothing is owed any more.
-      if (!endpoint || !event) finished.push(finishedWithoutSend(delivery, "cancelled"));
+      // A first attempt stored moments ago: its event may be on its way (see EVENT_WAIT_MS).
+      if (endpoint && !event && mayAwaitEvent(delivery, now)) waiting.push(delivery);
+      // The endpoint was deleted, or the event was erased or aged out of retention, or its publish
+      // never finished, or a first attempt left by a publish that died before storing its event was
+      // repeated with other targets (filters changed meanwhile): nothing is owed any more.
+      else if (!endpoint || !event || !owed(delivery, event))
+        finished.push(finishedWithoutSend(delivery, "cancelled"));
       else if (!endpoint.enabled) finished.push(finishedWithoutSend(delivery, "skipped"));
       else {
         const sealed = activeSecrets(endpoint.secrets, now).map((s) => s.sealed);
@@ -92,6 +106,17 @@ export function preparer(deps: { repos: Repositories; cipher: SecretCipher; cloc
         ready.push({ delivery, event, endpoint, secrets: plain, headers });
       }
     }
-    return { ready, finished };
+    return { ready, finished, waiting };
   };
+}
+
+/** A fan-out's first attempt is owed to the event's targets only; other attempts were asked for. */
+function owed(d: Delivery, event: StoredEvent): boolean {
+  return d.attempt !== 1 || d.trigger !== "automatic" || event.targets.includes(d.webhookId);
+}
+
+function mayAwaitEvent(d: Delivery, now: Date): boolean {
+  return (
+    d.attempt === 1 && d.trigger === "automatic" && now.getTime() - d.createdAt.getTime() < EVENT_WAIT_MS
+  );
 }

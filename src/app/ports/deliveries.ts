@@ -55,6 +55,8 @@ export interface DeliveryRepository {
   cancelPending(scope: Scope, webhookId: string): Promise<number>;
   /** Due pending deliveries of the given shards, earliest scheduled first (one read, no write). */
   due(request: DueRequest): Promise<Delivery[]>;
+  /** Moves pending deliveries' scheduled time to `until`; records no longer pending are left as they are. */
+  postpone(ids: readonly string[], until: Date): Promise<void>;
   /**
    * The endpoint's earliest pending delivery in acceptance order (sequence, then event id), due or
    * not: the head of an endpoint with ordering "fifo" (ADR 16). Null when nothing is pending.

@@ -223,97 +223,124 @@ describe("dispatcher", () => {
 });
 
 describe("maintenance", () => {
-  it("finishes a fan-out interrupted between storing the event and creating its deliveries", async () => {
+  it("finishes a fan-out an earlier version left pending: its event stored with the flag, no deliveries", async () => {
     const t = await engineHarness();
     h = t;
     const { endpoint } = await t.endpoints.create(SCOPE, {
       url: "https://x.example.com/",
       events: ["message.sent"],
     });
-    // Simulate the crash: store the event as publish would, but never create its deliveries.
+    // Versions before ADR 2's change stored the event first, flagged, then its deliveries; a crash in
+    // between left what this makes.
     const insertMany = t.repos.deliveries.insertMany.bind(t.repos.deliveries);
-    t.repos.deliveries.insertMany = async () => {
+    const insert = t.repos.events.insert.bind(t.repos.events);
+    t.repos.deliveries.insertMany = async () => {};
+    t.repos.events.insert = (event) => insert({ ...event, fanoutPending: true });
+    await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    t.repos.deliveries.insertMany = insertMany;
+    t.repos.events.insert = insert;
+    expect(await t.history(endpoint.id)).toHaveLength(0);
+    expect(await t.jobs.finishFanouts()).toBe(0); // too recent: the publish may still be running
+    t.clock.advance(31_000);
+    expect(await t.jobs.finishFanouts()).toBe(1);
+    expect(await t.jobs.finishFanouts()).toBe(0); // and cleared its flag
+    t.dispatcher.start();
+    await t.drain();
+    expect((await t.history(endpoint.id)).map((d) => d.status)).toEqual(["succeeded"]);
+    expect(t.sender.requests).toHaveLength(1);
+  });
+
+  it("a publish writes its deliveries, then its event, and no flag to clear afterwards", async () => {
+    const t = await setup();
+    await t.endpoints.create(SCOPE, { url: "https://a.example.com/", events: ["message.sent"] });
+    await t.endpoints.create(SCOPE, { url: "https://b.example.com/", events: ["message.sent"] });
+    const writes: string[] = [];
+    const insertMany = t.repos.deliveries.insertMany.bind(t.repos.deliveries);
+    const insert = t.repos.events.insert.bind(t.repos.events);
+    const mark = t.repos.events.markFannedOut.bind(t.repos.events);
+    t.repos.deliveries.insertMany = async (ds) => {
+      // The results' write asks for the follow-up attempts too, none here.
+      if (ds.length > 0) writes.push(`deliveries ${ds.length}`);
+      await insertMany(ds);
+    };
+    t.repos.events.insert = async (e) => {
+      writes.push(`event fanoutPending=${e.fanoutPending}`);
+      return insert(e);
+    };
+    t.repos.events.markFannedOut = async (ids) => {
+      writes.push(`flags ${ids.length}`);
+      await mark(ids);
+    };
+    await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    await t.drain();
+    expect(writes).toEqual(["deliveries 2", "event fanoutPending=false"]);
+    expect(t.sender.requests).toHaveLength(2);
+    t.clock.advance(31_000);
+    expect(await t.jobs.finishFanouts()).toBe(0);
+  });
+
+  it("a publish that dies between its deliveries and its event sends nothing, then cancels them once the event cannot come", async () => {
+    const t = await setup();
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://x.example.com/",
+      events: ["message.sent"],
+    });
+    const insert = t.repos.events.insert.bind(t.repos.events);
+    t.repos.events.insert = async () => {
       throw new Error("process died");
     };
     await expect(
       t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") }),
     ).rejects.toThrow();
-    t.repos.deliveries.insertMany = insertMany;
-    expect(await t.history(endpoint.id)).toHaveLength(0);
-    expect(await t.jobs.finishFanouts()).toBe(0); // too recent: the publish may still be running
-    t.clock.advance(31_000);
-    expect(await t.jobs.finishFanouts()).toBe(1);
-    expect(await t.jobs.finishFanouts()).toBe(0);
-    t.dispatcher.start();
+    t.repos.events.insert = insert;
+    const [stored] = await t.history(endpoint.id);
+    expect(stored?.status).toBe("pending");
+    // Claimed while its event may still come: held back a few seconds, not sent, not cancelled.
+    t.dispatcher.wake();
     await t.drain();
-    expect((await t.history(endpoint.id)).map((d) => d.status)).toEqual(["succeeded"]);
+    const [waiting] = await t.history(endpoint.id);
+    expect(waiting?.status).toBe("pending");
+    expect(waiting!.scheduledAt.getTime()).toBeGreaterThan(stored!.scheduledAt.getTime());
+    expect(t.sender.requests).toHaveLength(0);
+    // Past the wait, no repeat stored the event: the publish never happened; nothing is owed.
+    t.clock.advance(61_000);
+    t.dispatcher.wake();
+    await t.drain();
+    expect((await t.history(endpoint.id)).map((d) => d.status)).toEqual(["cancelled"]);
+    expect(t.sender.requests).toHaveLength(0);
   });
 
-  it("answers a publish whose event and deliveries are stored even if clearing the fan-out flag fails", async () => {
+  it("a repeat with the same Idempotency-Key stores the event its first request did not, and it is sent once", async () => {
     const t = await setup();
     const { endpoint } = await t.endpoints.create(SCOPE, {
       url: "https://x.example.com/",
       events: ["message.sent"],
     });
-    const mark = t.repos.events.markFannedOut.bind(t.repos.events);
-    t.repos.events.markFannedOut = async () => {
-      throw new Error("database is locked");
-    };
-    const published = await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
-    expect(published.endpoints).toBe(1);
-    await t.drain();
-    expect((await t.history(endpoint.id)).map((d) => d.status)).toEqual(["succeeded"]);
-    // The maintenance job finishes the bookkeeping later without sending anything twice.
-    t.repos.events.markFannedOut = mark;
-    t.clock.advance(31_000);
-    expect(await t.jobs.finishFanouts()).toBe(1);
-    expect(await t.jobs.finishFanouts()).toBe(0);
-    await t.drain();
-    expect(t.sender.requests).toHaveLength(1);
-  });
-
-  it("a repeat with the same Idempotency-Key finishes a fan-out the first request did not", async () => {
-    const t = await setup();
-    const { endpoint } = await t.endpoints.create(SCOPE, {
-      url: "https://x.example.com/",
-      events: ["message.sent"],
-    });
-    const insertMany = t.repos.deliveries.insertMany.bind(t.repos.deliveries);
-    t.repos.deliveries.insertMany = async () => {
+    const insert = t.repos.events.insert.bind(t.repos.events);
+    t.repos.events.insert = async () => {
       throw new Error("process died");
     };
     const input = { type: "message.sent", data: sampleMessage("sent"), idempotencyKey: "k-1" };
     await expect(t.events.publish(SCOPE, input)).rejects.toThrow();
-    t.repos.deliveries.insertMany = insertMany;
-    // The client retries once the restarted process answers: seconds later.
+    t.repos.events.insert = insert;
+    // The engine finds the delivery first and holds it back; the client retries seconds later.
+    t.dispatcher.wake();
+    await t.drain();
+    expect(t.sender.requests).toHaveLength(0);
     t.clock.advance(3_000);
     const again = await t.events.publish(SCOPE, input);
-    expect(again.replayed).toBe(true);
+    // The first request was never answered: this is its first answer, under the id it reserved.
+    expect(again.replayed).toBe(false);
+    t.clock.advance(5_000);
+    t.dispatcher.wake();
     await t.drain();
-    // Delivered at once, without waiting for the maintenance job.
     expect(t.sender.requests.map((r) => r.eventId)).toEqual([again.envelope.id]);
     expect((await t.history(endpoint.id)).map((d) => d.status)).toEqual(["succeeded"]);
-  });
-
-  it("clears the fan-out flags of concurrent publishes in one write", async () => {
-    const t = await setup();
-    await t.endpoints.create(SCOPE, { url: "https://x.example.com/", events: ["message.sent"] });
-    const calls: string[][] = [];
-    const mark = t.repos.events.markFannedOut.bind(t.repos.events);
-    t.repos.events.markFannedOut = async (ids) => {
-      calls.push([...ids]);
-      await mark(ids);
-    };
-    const published = await Promise.all(
-      Array.from({ length: 20 }, () =>
-        t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") }),
-      ),
-    );
-    await t.events.flushBookkeeping();
-    expect(calls).toHaveLength(1);
-    expect(calls[0]?.sort()).toEqual(published.map((p) => p.envelope.id).sort());
-    t.clock.advance(31_000);
-    expect(await t.jobs.finishFanouts()).toBe(0);
+    // A third request is a replay of the stored event, and sends nothing more.
+    const third = await t.events.publish(SCOPE, input);
+    expect(third).toMatchObject({ replayed: true, envelope: { id: again.envelope.id } });
+    await t.drain();
+    expect(t.sender.requests).toHaveLength(1);
   });
 
   it("disables an endpoint that failed without success for HERALD_DISABLE_AFTER", async () => {

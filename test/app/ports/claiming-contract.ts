@@ -98,6 +98,22 @@ export function claimingContract(store: () => Repositories): void {
     });
   });
 
+  describe("postpone", () => {
+    it("moves pending deliveries' time, and leaves finished ones and everything else as it was", async () => {
+      const scope = newScope();
+      const d1 = aDelivery(scope, { scheduledAt: at(-2) });
+      const d2 = aDelivery(scope, { scheduledAt: at(-1) });
+      const done = aDelivery(scope, { scheduledAt: at(-3), status: "cancelled" });
+      await store().deliveries.insertMany([d1, d2, done]);
+      await store().deliveries.postpone([d1.id, done.id, "dlv_missing"], at(5_000));
+      expect(ids(await due())).toEqual([d2.id]);
+      expect(ids(await due({ now: at(5_000) }))).toEqual([d2.id, d1.id]);
+      expect(await store().deliveries.get(scope, d1.id)).toEqual({ ...d1, scheduledAt: at(5_000) });
+      expect(await store().deliveries.get(scope, done.id)).toEqual(done);
+      await store().deliveries.postpone([], at(9_000));
+    });
+  });
+
   describe("record", () => {
     it("finalises the record and inserts the next attempt, which becomes due on schedule", async () => {
       const scope = newScope();
