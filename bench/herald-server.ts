@@ -1,6 +1,7 @@
 // The Herald under benchmark: the real process wiring (createHerald) with the store the run asks for
 // (HERALD_STORE=memory|mongo). It creates its own API token, because an in-memory store has no CLI
-// to create one, and prints {"port","token"} as its first stdout line.
+// to create one, and prints {"port","token"} as its first stdout line. The run gives every process the
+// same tenant and project (BENCH_TENANT_ID, BENCH_PROJECT_ID), so several processes serve one project.
 import { serve } from "@hono/node-server";
 import { createUndiciSender } from "../src/adapters/delivery/undici-sender.ts";
 import { createJsonLogger } from "../src/adapters/json-logger.ts";
@@ -30,6 +31,8 @@ const { token } = await tokenUseCases({
   ids: systemIds,
 }).create({
   name: "bench",
+  tenantId: process.env.BENCH_TENANT_ID,
+  projectId: process.env.BENCH_PROJECT_ID,
 });
 const server = serve({ fetch: herald.fetch, port: 0, hostname: "127.0.0.1" }, (info) => {
   process.stdout.write(`${JSON.stringify({ port: info.port, token })}\n`);

@@ -104,6 +104,10 @@ async function startHerald(store: "memory" | "mongo", dbName: string): Promise<S
         // The benchmark publishes through one token at thousands per second.
         HERALD_RATE_LIMIT: "off",
         HERALD_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "silent",
+        // Every process of a run issues its token for the same project: endpoints made through one are
+        // the subscribers of events published through any of them.
+        BENCH_TENANT_ID: `bench-${dbName}`,
+        BENCH_PROJECT_ID: "bench",
       },
       stdio: ["ignore", "pipe", "inherit"],
     },
