@@ -160,7 +160,7 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
     // Ids derive from (event, endpoint): a repeat under the same event id inserts nothing new.
     if (deliveries.length > 0) await repos.deliveries.insertMany(deliveries);
     if (!(await repos.events.insert(event))) return null;
-    if (deliveries.length > 0) signal.notify();
+    if (deliveries.length > 0) signal.notify({ event, webhookIds: targets.map((e) => e.id) });
     return deliveries;
   }
 

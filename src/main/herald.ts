@@ -110,7 +110,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     ids: systemIds,
     cipher,
     subjects: await createSubjectKeys(masterKey),
-    signal: { notify: () => dispatcher?.wake() },
+    signal: { notify: (accepted) => dispatcher?.wake(accepted) },
     policy: { allowHttpUrls: config.allowHttpUrls, allowPrivateNetworks: config.allowPrivateNetworks },
   };
   const prometheus = createPrometheusMetrics(async () => {

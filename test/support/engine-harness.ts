@@ -154,9 +154,9 @@ export async function engineHarness(
     cipher,
     subjects: await createSubjectKeys(crypto.getRandomValues(new Uint8Array(32))),
     signal: {
-      notify: () => {
+      notify: (accepted) => {
         wakes++;
-        dispatcher.wake();
+        dispatcher.wake(accepted);
       },
     },
     policy: { allowHttpUrls: false, allowPrivateNetworks: false },

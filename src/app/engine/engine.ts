@@ -2,7 +2,7 @@ import type { Delivery } from "../../domain/delivery.ts";
 import { shardOf } from "../../domain/shards.ts";
 import type { Logger } from "../logger.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
-import type { DeliveryMetrics, Sender } from "../ports/sending.ts";
+import type { AcceptedWork, DeliveryMetrics, Sender } from "../ports/sending.ts";
 import type { Repositories } from "../ports/store.ts";
 import type { Clock, Ids, SecretCipher } from "../ports/system.ts";
 import { pickWithinRoom, readDue, roomRule } from "./claim.ts";
@@ -64,8 +64,12 @@ export interface EngineDeps {
 export interface Dispatcher {
   /** Takes its shards and starts claiming; returns at once. */
   start(): void;
-  /** Claims due work now (a publish, a retry, or the safety-net schedule). */
-  wake(): void;
+  /**
+   * Claims due work soon (a publish, a retry, or the safety-net schedule). A publish in this process
+   * says what it stored: the event is kept for its first attempts, and the database is read again only
+   * if one of its endpoints has no work queued here (otherwise it is read once that endpoint runs low).
+   */
+  wake(accepted?: AcceptedWork): void;
   /** Stops claiming, waits up to `graceMs` for in-flight sends, records them, gives every shard back. */
   stop(graceMs: number): Promise<void>;
   /** Resolves once shards are taken, nothing is in flight and nothing is waiting to be written. */
@@ -104,6 +108,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
    * came (the schedule's wake-up), a shard was gained, or the last read's page was full.
    */
   let fresh = true;
+  /** Endpoints a publish in this process just stored work for (a narrower `fresh`). */
+  const freshFor = new Set<string>();
   const idleWaiters: (() => void)[] = [];
   const drainWaiters = new Map<number, (() => void)[]>();
 
@@ -316,6 +322,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       for (const [id, turns] of pace.rooms()) if (turns <= 0) exclude.add(id);
       queue.reading(exclude);
       fresh = false;
+      freshFor.clear();
       const read = await readDue(repos.deliveries, {
         now,
         shards: ownership.claimable(),
@@ -349,10 +356,22 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     return reading;
   }
 
+  /** Whether the database may hold due work this process should read now. */
+  function mustRead(): boolean {
+    if (fresh || queue.runningLow()) return true;
+    for (const id of freshFor) {
+      if (!queue.isFull(id)) return true;
+      // Enough queued for now: what was just stored is read once the lane runs low.
+      queue.markCut(id);
+      freshFor.delete(id);
+    }
+    return false;
+  }
+
   async function claimOnce(): Promise<boolean> {
     let heads: Claimed[] = [];
     let more = false;
-    if (fresh || queue.runningLow()) ({ heads, more } = await readIntoQueue(options.concurrency - inFlight));
+    if (mustRead()) ({ heads, more } = await readIntoQueue(options.concurrency - inFlight));
     // What is queued of shards this process may no longer claim from is let go, unsent.
     release(queue.drop((d) => !ownership.mayClaim(shardOf(d.webhookId))).map((d) => d.id));
     const mayTake = roomRule(options.endpointConcurrency, inFlightPerEndpoint, pace.rooms());
@@ -470,7 +489,12 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       ownership.start();
       wake();
     },
-    wake: () => wakeSoon(true),
+    wake(accepted?: AcceptedWork) {
+      if (!accepted) return wakeSoon(true);
+      prepare.remember(accepted.event);
+      for (const id of accepted.webhookIds) freshFor.add(id);
+      wakeSoon();
+    },
     async stop(graceMs: number) {
       running = false;
       if (soon) clearTimeout(soon);

@@ -73,7 +73,13 @@ export function preparer(deps: { repos: Repositories; cipher: SecretCipher; cloc
     return events;
   }
 
-  return async function prepare(
+  /** An event this process just stored with its first deliveries: their attempts need not read it. */
+  function remember(event: StoredEvent): void {
+    if (events.size >= CACHE_LIMIT) events.clear();
+    events.set(event.id, event);
+  }
+
+  async function prepare(
     claimed: readonly Claimed[],
   ): Promise<{ ready: Prepared[]; finished: AttemptResult[]; waiting: Delivery[] }> {
     const [byEvent, endpoints] = await Promise.all([
@@ -107,7 +113,9 @@ export function preparer(deps: { repos: Repositories; cipher: SecretCipher; cloc
       }
     }
     return { ready, finished, waiting };
-  };
+  }
+
+  return Object.assign(prepare, { remember });
 }
 
 /** A fan-out's first attempt is owed to the event's targets only; other attempts were asked for. */

@@ -118,6 +118,16 @@ export function dueQueue(options: QueueOptions) {
       return out;
     },
 
+    /** Whether the endpoint has enough queued that a read need not bring more of it now. */
+    isFull(webhookId: string): boolean {
+      return (lanes.get(webhookId)?.length ?? 0) * 2 >= options.depth;
+    },
+
+    /** More of the endpoint is due than is queued (a publish just stored some): read once it runs low. */
+    markCut(webhookId: string): void {
+      cut.add(webhookId);
+    },
+
     /** Endpoints with enough queued that a read need not bring more of them. */
     full(): string[] {
       const out: string[] = [];

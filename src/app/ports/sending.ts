@@ -1,10 +1,22 @@
 // What the delivery engine needs from the outside: a sender, a wake-up signal, metrics.
+
 import type { SendOutcome } from "../../domain/delivery.ts";
 import type { SignatureScheme } from "../../domain/signature-scheme.ts";
+import type { StoredEvent } from "./events.ts";
 
 /** Wakes the local dispatcher at once (publish, manual retry). */
+/** What a publish just stored: the event, and the endpoints it has first deliveries for. */
+export interface AcceptedWork {
+  event: StoredEvent;
+  webhookIds: readonly string[];
+}
+
 export interface DispatchSignal {
-  notify(): void;
+  /**
+   * Due work may be waiting: claim soon. A publish says what it stored, so the engine keeps the event
+   * (its first attempts need no read of it) and reads again only for endpoints it has no work queued for.
+   */
+  notify(accepted?: AcceptedWork): void;
 }
 
 /** One signed POST of an event to an endpoint. */

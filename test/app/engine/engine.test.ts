@@ -432,6 +432,56 @@ describe("claiming", () => {
     expect(t.sender.requests).toHaveLength(10);
   });
 
+  it("sends what a publish in this process stored without reading its event, and reads due work only for endpoints with none queued", async () => {
+    const held: (() => void)[] = [];
+    const sender = scriptedSender(
+      () => new Promise((r) => held.push(() => r({ ok: true, responseStatus: 200 }))),
+    );
+    const t = await setup({ sender, options: { endpointConcurrency: 2, concurrency: 50, queueDepth: 20 } });
+    await t.endpoints.create(SCOPE, { url: "https://x.example.com/", events: ["message.sent"] });
+    let eventReads = 0;
+    const getMany = t.repos.events.getMany.bind(t.repos.events);
+    t.repos.events.getMany = async (ids) => {
+      eventReads++;
+      return getMany(ids);
+    };
+    const reads: number[] = [];
+    const due = t.repos.deliveries.due.bind(t.repos.deliveries);
+    t.repos.deliveries.due = async (r) => {
+      const got = await due(r);
+      reads.push(got.length);
+      return got;
+    };
+    const until = async (ok: () => boolean) => {
+      const deadline = Date.now() + 5_000;
+      while (!ok() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    };
+    // Twelve stored: two go out (the cap), ten wait in the endpoint's lane (its depth is 20).
+    await Promise.all(
+      Array.from({ length: 12 }, () =>
+        t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") }),
+      ),
+    );
+    const readSoFar = () => reads.reduce((a, b) => a + b, 0);
+    await until(() => held.length === 2 && readSoFar() >= 12);
+    expect(held).toHaveLength(2);
+    expect(readSoFar()).toBe(12);
+    const readsThen = reads.length;
+    // More for the same endpoint while its lane is at least half full: no read for them now.
+    for (let i = 0; i < 5; i++)
+      await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(reads.length).toBe(readsThen);
+    // Once the lane runs low, the rest is read; everything arrives, and no event was read back.
+    while (t.sender.requests.length < 17 || held.length > 0) {
+      for (const go of held.splice(0)) go();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await t.drain();
+    expect(new Set(t.sender.requests.map((r) => r.eventId)).size).toBe(17);
+    expect(eventReads).toBe(0);
+  });
+
   it("reads the database once per queue's worth, not once per freed slot, and never exceeds the cap", async () => {
     let inFlight = 0;
     let most = 0;
