@@ -330,6 +330,10 @@ export function createEngine(deps: EngineDeps): Dispatcher {
         perEndpoint: queueDepth,
         exclude,
         held: held.entries(),
+      }).catch((e: unknown) => {
+        // Nothing was read: whatever made this read worth making still holds.
+        fresh = true;
+        throw e;
       });
       lastReadEnd = performance.now();
       lastReadMs = lastReadEnd - started;
@@ -346,11 +350,11 @@ export function createEngine(deps: EngineDeps): Dispatcher {
         mine.filter((d) => fifo.isFifo(d.webhookId)).map((delivery) => ({ delivery })),
         now,
       );
-      const fresh_ = heads.filter(
+      const ours = heads.filter(
         (c) => ownership.mayClaim(shardOf(c.delivery.webhookId)) && !held.has(c.delivery.id),
       );
-      for (const c of fresh_) hold(c.delivery);
-      return { heads: fresh_, more: read.more };
+      for (const c of ours) hold(c.delivery);
+      return { heads: ours, more: read.more };
     })();
     claiming = reading.catch(() => {});
     return reading;
