@@ -121,14 +121,11 @@ describe("erasure and the delivery engine", () => {
       events: ["message.sent"],
     });
     // A publish of an earlier version (event first, flagged) that died before storing its deliveries.
-    const insertMany = t.repos.deliveries.insertMany.bind(t.repos.deliveries);
-    const insert = t.repos.events.insert.bind(t.repos.events);
-    t.repos.deliveries.insertMany = async () => {};
-    t.repos.events.insert = (event) => insert({ ...event, fanoutPending: true });
     const messageId = crypto.randomUUID();
-    await t.events.publish(SCOPE, { type: "message.sent", data: message("ada@example.com", messageId) });
-    t.repos.deliveries.insertMany = insertMany;
-    t.repos.events.insert = insert;
+    await t.publishDyingAsEarlierVersion({
+      type: "message.sent",
+      data: message("ada@example.com", messageId),
+    });
     expect(await t.erasures.create(SCOPE, { resourceId: messageId })).toMatchObject({
       eventsErased: 1,
       deliveriesErased: 0,

@@ -91,13 +91,7 @@ describe("fan-out with payload filters", () => {
       filter: { "data.channel": "sms" },
     });
     // An earlier version's publish (event first, flagged) dies before creating its deliveries.
-    const insertMany = t.repos.deliveries.insertMany.bind(t.repos.deliveries);
-    const insert = t.repos.events.insert.bind(t.repos.events);
-    t.repos.deliveries.insertMany = async () => {};
-    t.repos.events.insert = (event) => insert({ ...event, fanoutPending: true });
-    await t.events.publish(SCOPE, { type: "message.bounced", data: bounced() });
-    t.repos.deliveries.insertMany = insertMany;
-    t.repos.events.insert = insert;
+    await t.publishDyingAsEarlierVersion({ type: "message.bounced", data: bounced() });
     // Before the maintenance job runs, both filters change: the event's targets do not.
     await t.endpoints.update(SCOPE, wanted.endpoint.id, { filter: { "data.channel": "sms" } });
     await t.endpoints.update(SCOPE, unwanted.endpoint.id, { filter: null });
@@ -119,13 +113,8 @@ describe("fan-out with payload filters", () => {
       filter: { "data.channel": "email" },
     });
     // Deliveries stored, then the process dies before the event.
-    const insert = t.repos.events.insert.bind(t.repos.events);
-    t.repos.events.insert = async () => {
-      throw new Error("process died");
-    };
     const input = { type: "message.bounced", data: bounced(), idempotencyKey: "k-2" };
-    await expect(t.events.publish(SCOPE, input)).rejects.toThrow();
-    t.repos.events.insert = insert;
+    await t.publishDyingBeforeEvent(input);
     expect(await t.history(first.endpoint.id)).toHaveLength(1);
     // Before the client repeats it, the filters change: the repeat decides the targets anew.
     await t.endpoints.update(SCOPE, first.endpoint.id, { filter: { "data.channel": "sms" } });

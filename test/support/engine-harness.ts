@@ -7,7 +7,7 @@ import { endpointTools } from "../../src/app/endpoint-tools.ts";
 import { endpointUseCases } from "../../src/app/endpoints.ts";
 import { createEngine, type EngineOptions } from "../../src/app/engine/engine.ts";
 import { erasureUseCases } from "../../src/app/erasures.ts";
-import { eventUseCases } from "../../src/app/events.ts";
+import { eventUseCases, type PublishInput } from "../../src/app/events.ts";
 import { silentLogger } from "../../src/app/logger.ts";
 import { maintenanceJobs } from "../../src/app/maintenance.ts";
 import type { FanOutMetrics } from "../../src/app/ports/events.ts";
@@ -186,6 +186,37 @@ export async function engineHarness(
     erasures: erasureUseCases(deps),
     settings: settingsUseCases({ settings: repos.settings, clock, maxRetentionMs: 30 * 86_400_000 }),
     wakes: () => wakes,
+    /**
+     * A publish by a version before ADR 2's change (event first, flagged fanoutPending, then its
+     * deliveries) whose process died between the two: the event stored, flagged, without deliveries.
+     */
+    async publishDyingAsEarlierVersion(input: PublishInput) {
+      const insertMany = repos.deliveries.insertMany.bind(repos.deliveries);
+      const insert = repos.events.insert.bind(repos.events);
+      repos.deliveries.insertMany = async () => {};
+      repos.events.insert = (event) => insert({ ...event, fanoutPending: true });
+      try {
+        return await events.publish(SCOPE, input);
+      } finally {
+        repos.deliveries.insertMany = insertMany;
+        repos.events.insert = insert;
+      }
+    },
+    /** A publish whose process dies after storing its deliveries, before its event: it is never answered. */
+    async publishDyingBeforeEvent(input: PublishInput) {
+      const insert = repos.events.insert.bind(repos.events);
+      repos.events.insert = async () => {
+        throw new Error("process died");
+      };
+      try {
+        await events.publish(SCOPE, input);
+      } catch {
+        return;
+      } finally {
+        repos.events.insert = insert;
+      }
+      throw new Error("the publish was answered although its event could not be stored");
+    },
     /** Wakes the dispatcher and waits until everything due has been sent and recorded. */
     async drain() {
       dispatcher.wake();

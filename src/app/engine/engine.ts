@@ -175,7 +175,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       // see claimOnce), then what is held of the shard is waited for until it is recorded.
       drain: async (shard) => {
         await claiming;
-        release(queue.drop((d) => shardOf(d.webhookId) === shard).map((d) => d.id));
+        release(queue.drop((id) => shardOf(id) === shard).map((d) => d.id));
         pace.giveBackShard(shard);
         if (!heldPerShard.has(shard)) return;
         await new Promise<void>((resolve) => {
@@ -316,7 +316,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     const reading = (async () => {
       await fifo.refresh();
       // An endpoint that became FIFO is sent only through its head from now on.
-      release(queue.drop((d) => fifo.isFifo(d.webhookId)).map((d) => d.id));
+      release(queue.drop(fifo.isFifo).map((d) => d.id));
       const exclude = new Set([...queue.full(), ...fifo.excluded(t)]);
       // Out of turns for now: left out of the read, so they do not fill the page (ADR 16).
       for (const [id, turns] of pace.rooms()) if (turns <= 0) exclude.add(id);
@@ -377,7 +377,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     let more = false;
     if (mustRead()) ({ heads, more } = await readIntoQueue(options.concurrency - inFlight));
     // What is queued of shards this process may no longer claim from is let go, unsent.
-    release(queue.drop((d) => !ownership.mayClaim(shardOf(d.webhookId))).map((d) => d.id));
+    release(queue.drop((id) => !ownership.mayClaim(shardOf(id))).map((d) => d.id));
     const mayTake = roomRule(options.endpointConcurrency, inFlightPerEndpoint, pace.rooms());
     const room = options.concurrency - inFlight;
     const startHeads = pickWithinRoom(
@@ -425,7 +425,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     const ready = prepared.ready.filter((p) => {
       if (p.endpoint.ordering !== "fifo" || headIds.has(p.delivery.id)) return true;
       fifo.learned(p.endpoint.id);
-      release(queue.drop((d) => d.webhookId === p.endpoint.id).map((d) => d.id));
+      release(queue.drop((id) => id === p.endpoint.id).map((d) => d.id));
       unhold(p);
       return false;
     });

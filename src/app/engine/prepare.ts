@@ -61,7 +61,7 @@ export function preparer(deps: { repos: Repositories; cipher: SecretCipher; cloc
   async function eventsOf(claimed: readonly Claimed[]): Promise<Map<string, StoredEvent>> {
     const read = new Set<string>();
     for (const { delivery: d } of claimed) {
-      if (d.attempt !== 1 || d.trigger !== "automatic" || !events.has(d.eventId)) read.add(d.eventId);
+      if (!fannedOut(d) || !events.has(d.eventId)) read.add(d.eventId);
     }
     if (read.size > 0) {
       const found = await deps.repos.events.getMany([...read]);
@@ -118,13 +118,11 @@ export function preparer(deps: { repos: Repositories; cipher: SecretCipher; cloc
   return Object.assign(prepare, { remember });
 }
 
-/** A fan-out's first attempt is owed to the event's targets only; other attempts were asked for. */
-function owed(d: Delivery, event: StoredEvent): boolean {
-  return d.attempt !== 1 || d.trigger !== "automatic" || event.targets.includes(d.webhookId);
-}
+/** Made by a publish's fan-out (not a retry, a manual attempt or a recovery). */
+const fannedOut = (d: Delivery) => d.attempt === 1 && d.trigger === "automatic";
 
-function mayAwaitEvent(d: Delivery, now: Date): boolean {
-  return (
-    d.attempt === 1 && d.trigger === "automatic" && now.getTime() - d.createdAt.getTime() < EVENT_WAIT_MS
-  );
-}
+/** A fan-out's first attempt is owed to the event's targets only; other attempts were asked for. */
+const owed = (d: Delivery, event: StoredEvent) => !fannedOut(d) || event.targets.includes(d.webhookId);
+
+const mayAwaitEvent = (d: Delivery, now: Date) =>
+  fannedOut(d) && now.getTime() - d.createdAt.getTime() < EVENT_WAIT_MS;

@@ -24,20 +24,8 @@ export function dueQueue(options: QueueOptions) {
   const cut = new Set<string>();
   let size = 0;
 
-  function remove(webhookId: string, keep: (d: Delivery) => boolean): Delivery[] {
-    const lane = lanes.get(webhookId);
-    if (!lane) return [];
-    const dropped: Delivery[] = [];
-    const kept: typeof lane = [];
-    for (const q of lane) {
-      if (keep(q.delivery)) kept.push(q);
-      else dropped.push(q.delivery);
-    }
-    size -= dropped.length;
-    if (kept.length === 0) lanes.delete(webhookId);
-    else lanes.set(webhookId, kept);
-    return dropped;
-  }
+  /** At least half a lane: a read need not bring more of the endpoint now. */
+  const isFull = (webhookId: string) => (lanes.get(webhookId)?.length ?? 0) * 2 >= options.depth;
 
   return {
     get size() {
@@ -111,17 +99,19 @@ export function dueQueue(options: QueueOptions) {
       return { taken, expired };
     },
 
-    /** Drops and answers what is queued of deliveries for which `drop` is true (a shard given away). */
-    drop(drop: (d: Delivery) => boolean): Delivery[] {
+    /** Drops and answers what is queued for the endpoints for which `drop` is true (a shard given away). */
+    drop(drop: (webhookId: string) => boolean): Delivery[] {
       const out: Delivery[] = [];
-      for (const id of [...lanes.keys()]) out.push(...remove(id, (d) => !drop(d)));
+      for (const [id, lane] of lanes) {
+        if (!drop(id)) continue;
+        for (const q of lane) out.push(q.delivery);
+        size -= lane.length;
+        lanes.delete(id);
+      }
       return out;
     },
 
-    /** Whether the endpoint has enough queued that a read need not bring more of it now. */
-    isFull(webhookId: string): boolean {
-      return (lanes.get(webhookId)?.length ?? 0) * 2 >= options.depth;
-    },
+    isFull,
 
     /** More of the endpoint is due than is queued (a publish just stored some): read once it runs low. */
     markCut(webhookId: string): void {
@@ -131,13 +121,13 @@ export function dueQueue(options: QueueOptions) {
     /** Endpoints with enough queued that a read need not bring more of them. */
     full(): string[] {
       const out: string[] = [];
-      for (const [id, lane] of lanes) if (lane.length * 2 >= options.depth) out.push(id);
+      for (const id of lanes.keys()) if (isFull(id)) out.push(id);
       return out;
     },
 
     /** An endpoint had more due than its lane kept, and its lane is now low: a read would find work. */
     runningLow(): boolean {
-      for (const id of cut) if ((lanes.get(id)?.length ?? 0) * 2 < options.depth) return true;
+      for (const id of cut) if (!isFull(id)) return true;
       return false;
     },
 

@@ -232,13 +232,7 @@ describe("maintenance", () => {
     });
     // Versions before ADR 2's change stored the event first, flagged, then its deliveries; a crash in
     // between left what this makes.
-    const insertMany = t.repos.deliveries.insertMany.bind(t.repos.deliveries);
-    const insert = t.repos.events.insert.bind(t.repos.events);
-    t.repos.deliveries.insertMany = async () => {};
-    t.repos.events.insert = (event) => insert({ ...event, fanoutPending: true });
-    await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
-    t.repos.deliveries.insertMany = insertMany;
-    t.repos.events.insert = insert;
+    await t.publishDyingAsEarlierVersion({ type: "message.sent", data: sampleMessage("sent") });
     expect(await t.history(endpoint.id)).toHaveLength(0);
     expect(await t.jobs.finishFanouts()).toBe(0); // too recent: the publish may still be running
     t.clock.advance(31_000);
@@ -285,14 +279,7 @@ describe("maintenance", () => {
       url: "https://x.example.com/",
       events: ["message.sent"],
     });
-    const insert = t.repos.events.insert.bind(t.repos.events);
-    t.repos.events.insert = async () => {
-      throw new Error("process died");
-    };
-    await expect(
-      t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") }),
-    ).rejects.toThrow();
-    t.repos.events.insert = insert;
+    await t.publishDyingBeforeEvent({ type: "message.sent", data: sampleMessage("sent") });
     const [stored] = await t.history(endpoint.id);
     expect(stored?.status).toBe("pending");
     // Claimed while its event may still come: held back a few seconds, not sent, not cancelled.
@@ -316,13 +303,8 @@ describe("maintenance", () => {
       url: "https://x.example.com/",
       events: ["message.sent"],
     });
-    const insert = t.repos.events.insert.bind(t.repos.events);
-    t.repos.events.insert = async () => {
-      throw new Error("process died");
-    };
     const input = { type: "message.sent", data: sampleMessage("sent"), idempotencyKey: "k-1" };
-    await expect(t.events.publish(SCOPE, input)).rejects.toThrow();
-    t.repos.events.insert = insert;
+    await t.publishDyingBeforeEvent(input);
     // The engine finds the delivery first and holds it back; the client retries seconds later.
     t.dispatcher.wake();
     await t.drain();
