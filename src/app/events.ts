@@ -157,9 +157,14 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
       sequence: nextSequence(clock.now()),
     };
     const deliveries = await firstDeliveries(event, targets, now);
-    // Ids derive from (event, endpoint): a repeat under the same event id inserts nothing new.
-    if (deliveries.length > 0) await repos.deliveries.insertMany(deliveries);
-    if (!(await repos.events.insert(event))) return null;
+    if (repos.events.insertWithDeliveries) {
+      // One transaction: no window in which deliveries wait for their event (docs/adr/0018-postgres-store.md).
+      if (!(await repos.events.insertWithDeliveries(event, deliveries))) return null;
+    } else {
+      // Ids derive from (event, endpoint): a repeat under the same event id inserts nothing new.
+      if (deliveries.length > 0) await repos.deliveries.insertMany(deliveries);
+      if (!(await repos.events.insert(event))) return null;
+    }
     if (deliveries.length > 0) signal.notify({ event, webhookIds: targets.map((e) => e.id) });
     return deliveries;
   }

@@ -5,6 +5,8 @@ import type { TestProject } from "vitest/node";
  * in-memory mongod from mongodb-memory-server. Each test file then uses a database of its own.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // Until the PostgreSQL fallbacks land: DATABASE_URL, else the development server.
+  project.provide("postgresUrl", process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:55432/postgres");
   const given = process.env.MONGODB_URI;
   if (given) {
     project.provide("mongoUri", given);

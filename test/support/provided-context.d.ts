@@ -3,5 +3,6 @@ import "vitest";
 declare module "vitest" {
   export interface ProvidedContext {
     mongoUri: string;
+    postgresUrl: string;
   }
 }

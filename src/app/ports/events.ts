@@ -1,4 +1,5 @@
 // Storage of accepted events.
+import type { Delivery } from "../../domain/delivery.ts";
 import type { EventType } from "../../domain/event-catalog.ts";
 import type { Scope } from "./paging.ts";
 
@@ -46,6 +47,12 @@ export interface FanOutMetrics {
 export interface EventRepository {
   /** Inserts the event; false (and nothing written) when an event with that id exists already. */
   insert(event: StoredEvent): Promise<boolean>;
+  /**
+   * Where the store has transactions: inserts the event and its first deliveries at once, all or nothing;
+   * false (and nothing written) when an event with that id exists already. A store without it gets the
+   * deliveries written first and the event second (ADR 2), with the crash window that order covers.
+   */
+  insertWithDeliveries?(event: StoredEvent, deliveries: readonly Delivery[]): Promise<boolean>;
   get(scope: Scope, id: string): Promise<StoredEvent | null>;
   getMany(ids: readonly string[]): Promise<StoredEvent[]>;
   markFannedOut(ids: readonly string[]): Promise<void>;

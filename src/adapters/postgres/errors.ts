@@ -1,0 +1,81 @@
+import { StoreUnavailableError } from "../../app/ports/store.ts";
+
+// What a failed statement means for the caller: the database could not be reached, restarted, is
+// starting, or refused more connections (503, try again: docs/adr/0010-database-outages.md), or the
+// statement itself was wrong (a bug, 500). SQLSTATE classes from PostgreSQL's errcodes table.
+
+/** SQLSTATE codes and classes that say "not now", never "not this request". */
+const UNAVAILABLE_STATES = new Set([
+  "57P01", // admin_shutdown: a fast shutdown or pg_terminate_backend
+  "57P02", // crash_shutdown: another backend crashed, this one is being reset
+  "57P03", // cannot_connect_now: starting up, shutting down, or in recovery
+  "57P04", // database_dropped
+  "53300", // too_many_connections
+  "53400", // configuration_limit_exceeded
+  "25006", // read_only_sql_transaction: a standby, mid failover
+  "40001", // serialization_failure
+  "40P01", // deadlock_detected
+  "55P03", // lock_not_available
+]);
+const UNAVAILABLE_CLASSES = ["08", "53", "58"]; // connection exception, insufficient resources, system error
+
+// The driver's own connection errors (postgres.js) and socket errors it lets through.
+const CONNECTION_CODES = new Set([
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTCONN",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+
+/** True for errors that say the database cannot serve now, as opposed to a bad statement or a bug. */
+export function isUnavailable(e: unknown, depth = 0): boolean {
+  if (e instanceof StoreUnavailableError) return true;
+  if (!(e instanceof Error) || depth > 3) return false;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === "string") {
+    if (CONNECTION_CODES.has(code) || UNAVAILABLE_STATES.has(code)) return true;
+    if (/^[0-9A-Z]{5}$/.test(code) && UNAVAILABLE_CLASSES.includes(code.slice(0, 2))) return true;
+  }
+  // Deno and Bun report a refused or reset socket by name rather than by code.
+  if (/^(ConnectionRefused|ConnectionReset|ConnectionAborted|BrokenPipe|TimedOut|NotConnected)$/.test(e.name))
+    return true;
+  return e.cause !== undefined && e.cause !== e && isUnavailable(e.cause, depth + 1);
+}
+
+/** The error to rethrow: StoreUnavailableError for a database that cannot serve now, the error itself otherwise. */
+export function translate(e: unknown): unknown {
+  if (e instanceof StoreUnavailableError || !isUnavailable(e)) return e;
+  return new StoreUnavailableError(undefined, { cause: e });
+}
+
+/** True when a statement failed only because a row with that key exists already. */
+export function isUniqueViolation(e: unknown): boolean {
+  return (e as { code?: unknown })?.code === "23505";
+}
+
+/** Wraps every method of a repository so outages surface as StoreUnavailableError (the edge answers 503). */
+export function guarded<T extends object>(target: T): T {
+  return new Proxy(target, {
+    get(obj, prop, receiver) {
+      const value: unknown = Reflect.get(obj, prop, receiver);
+      if (typeof value !== "function") return value;
+      return async (...args: unknown[]) => {
+        try {
+          return await value.apply(obj, args);
+        } catch (e) {
+          throw translate(e);
+        }
+      };
+    },
+  });
+}
