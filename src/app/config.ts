@@ -141,9 +141,23 @@ const frameAncestors = z
 
 const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 
+/**
+ * Where Herald keeps its data: PostgreSQL (DATABASE_URL, or the embedded one), MongoDB (MONGODB_URI, or
+ * an embedded mongod where one can be had), or process memory (lost on exit; benchmarks, demos).
+ */
+export const STORES = ["postgres", "mongo", "memory"] as const;
+export type StoreKind = (typeof STORES)[number];
+
 export const configSchema = z.object({
   PORT: int("PORT", 8080, 0, 65535),
   HOST: z.string().min(1).default("0.0.0.0"),
+  DATABASE_URL: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === "" || /^postgres(ql)?:\/\//.test(v), {
+      message: "DATABASE_URL must start with postgres:// or postgresql://",
+    })
+    .transform((v) => (v ? v : null)),
   MONGODB_URI: z
     .string()
     .optional()
@@ -169,9 +183,7 @@ export const configSchema = z.object({
   HERALD_RETENTION: duration("HERALD_RETENTION", "30d", 60_000),
   HERALD_ALLOW_PRIVATE_NETWORKS: bool("HERALD_ALLOW_PRIVATE_NETWORKS"),
   HERALD_ALLOW_HTTP_URLS: bool("HERALD_ALLOW_HTTP_URLS"),
-  HERALD_STORE: z
-    .enum(["mongo", "memory"], { error: "HERALD_STORE must be mongo or memory" })
-    .default("mongo"),
+  HERALD_STORE: z.enum(STORES, { error: `HERALD_STORE must be one of ${STORES.join(", ")}` }).optional(),
   HERALD_PORTAL_FRAME_ANCESTORS: frameAncestors,
   HERALD_LOG_LEVEL: z
     .string()
@@ -186,6 +198,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export interface Config {
   port: number;
   host: string;
+  /** DATABASE_URL: the PostgreSQL server to use; null with the embedded one (or another store). */
+  databaseUrl: string | null;
   mongodbUri: string | null;
   mongodbDb: string;
   dataDir: string;
@@ -203,8 +217,11 @@ export interface Config {
   allowPrivateNetworks: boolean;
   allowHttpUrls: boolean;
   logLevel: LogLevel;
-  /** mongo (default) or memory: everything in process memory, lost on exit (benchmarks, demos). */
-  store: "mongo" | "memory";
+  /**
+   * postgres (DATABASE_URL, or embedded when it is unset: the default), mongo (MONGODB_URI, or an embedded
+   * mongod), or memory: everything in process memory, lost on exit (benchmarks, demos).
+   */
+  store: StoreKind;
   /** Origins allowed to embed the customer portal in an iframe; empty: none. */
   portalFrameAncestors: string[];
 }
@@ -227,9 +244,19 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(message.includes(name) ? message : `${name}: ${message}`);
   }
   const c = r.data;
+  if (c.DATABASE_URL && c.MONGODB_URI)
+    throw new ConfigError(
+      "DATABASE_URL and MONGODB_URI are both set: Herald uses one database; unset one of them",
+    );
+  const store: StoreKind = c.HERALD_STORE ?? (c.MONGODB_URI ? "mongo" : "postgres");
+  if (store === "postgres" && c.MONGODB_URI)
+    throw new ConfigError("HERALD_STORE is postgres but MONGODB_URI is set: set DATABASE_URL instead");
+  if (store === "mongo" && c.DATABASE_URL)
+    throw new ConfigError("HERALD_STORE is mongo but DATABASE_URL is set: set MONGODB_URI instead");
   return {
     port: c.PORT,
     host: c.HOST,
+    databaseUrl: c.DATABASE_URL,
     mongodbUri: c.MONGODB_URI,
     mongodbDb: c.MONGODB_DB,
     dataDir: c.HERALD_DATA_DIR,
@@ -245,7 +272,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     allowPrivateNetworks: c.HERALD_ALLOW_PRIVATE_NETWORKS,
     allowHttpUrls: c.HERALD_ALLOW_HTTP_URLS,
     logLevel: c.HERALD_LOG_LEVEL,
-    store: c.HERALD_STORE,
+    store,
     portalFrameAncestors: c.HERALD_PORTAL_FRAME_ANCESTORS,
   };
 }

@@ -42,7 +42,7 @@ function topHelp(): string {
     "",
     API_ENVIRONMENT,
     "",
-    "A token (database access: MONGODB_URI or HERALD_DATA_DIR, like the server):",
+    "A token (database access: DATABASE_URL, MONGODB_URI or HERALD_DATA_DIR, like the server):",
     "  npx herald tokens create      # then: export HERALD_TOKEN=hrld_...",
     "",
     "A local loop in three terminals:",

@@ -7,7 +7,8 @@ import { openStore } from "./store.ts";
 
 export const TOKENS_HELP = `Usage: npx herald tokens <command>
 
-Manage API tokens. Talks to the database directly (MONGODB_URI, or the embedded one in HERALD_DATA_DIR).
+Manage API tokens. Talks to the database directly, as the server does: DATABASE_URL, MONGODB_URI,
+or the embedded one in HERALD_DATA_DIR.
 
 Commands:
   create [--tenant UUID] [--project UUID] [--name TEXT] [--json]

@@ -4,6 +4,7 @@ import { type Config, ConfigError, parseConfig } from "../app/config.ts";
 import type { Logger } from "../app/logger.ts";
 import type { Sender } from "../app/ports/sending.ts";
 import { createHerald, type Herald } from "./herald.ts";
+import { LegacyDataDirError } from "./store.ts";
 
 export interface Served {
   port: number;
@@ -42,7 +43,7 @@ export async function runHerald(rt: RuntimeBinding): Promise<void> {
     });
   } catch (e) {
     console.error(
-      `herald: ${e instanceof NoMongoBinaryError ? e.message : `could not start: ${(e as Error).message}`}`,
+      `herald: ${e instanceof NoMongoBinaryError || e instanceof LegacyDataDirError ? e.message : `could not start: ${(e as Error).message}`}`,
     );
     rt.exit(1);
   }

@@ -9,6 +9,7 @@ describe("configuration", () => {
     expect(c).toMatchObject({
       port: 8080,
       host: "0.0.0.0",
+      databaseUrl: null,
       mongodbUri: null,
       mongodbDb: "herald",
       dataDir: "./.herald",
@@ -22,7 +23,7 @@ describe("configuration", () => {
       allowPrivateNetworks: false,
       allowHttpUrls: false,
       logLevel: "info",
-      store: "mongo",
+      store: "postgres",
     });
     expect(c.retryScheduleMs).toEqual([
       5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000, 57_600_000,
@@ -65,6 +66,8 @@ describe("configuration", () => {
     ["HERALD_CONCURRENCY", "0"],
     ["HERALD_LOG_LEVEL", "loud"],
     ["MONGODB_URI", "postgres://x"],
+    ["DATABASE_URL", "mongodb://127.0.0.1:27017/"],
+    ["DATABASE_URL", "127.0.0.1:5432"],
     ["HERALD_STORE", "redis"],
   ])("stops on a bad %s with one line naming it", (name, value) => {
     try {
@@ -75,6 +78,36 @@ describe("configuration", () => {
       expect((e as Error).message).toContain(name);
       expect((e as Error).message).not.toContain("\n");
     }
+  });
+
+  it("chooses the store from the database given: DATABASE_URL PostgreSQL, MONGODB_URI MongoDB, neither the embedded PostgreSQL", () => {
+    expect(parseConfig({ DATABASE_URL: "postgres://h/db" })).toMatchObject({
+      store: "postgres",
+      databaseUrl: "postgres://h/db",
+    });
+    expect(parseConfig({ DATABASE_URL: "postgresql://h/db" }).store).toBe("postgres");
+    expect(parseConfig({ MONGODB_URI: "mongodb://h/" })).toMatchObject({ store: "mongo", databaseUrl: null });
+    expect(parseConfig({})).toMatchObject({ store: "postgres", databaseUrl: null, mongodbUri: null });
+    expect(parseConfig({ HERALD_STORE: "memory" }).store).toBe("memory");
+    expect(parseConfig({ HERALD_STORE: "mongo" }).store).toBe("mongo");
+  });
+
+  it.each([
+    [
+      { DATABASE_URL: "postgres://h/db", MONGODB_URI: "mongodb://h/" },
+      /^DATABASE_URL and MONGODB_URI are both set/,
+    ],
+    [
+      { HERALD_STORE: "postgres", MONGODB_URI: "mongodb://h/" },
+      /^HERALD_STORE is postgres but MONGODB_URI is set/,
+    ],
+    [
+      { HERALD_STORE: "mongo", DATABASE_URL: "postgres://h/db" },
+      /^HERALD_STORE is mongo but DATABASE_URL is set/,
+    ],
+  ])("refuses two databases at once, naming both (%o)", (env, message) => {
+    expect(() => parseConfig(env)).toThrow(ConfigError);
+    expect(() => parseConfig(env)).toThrow(message);
   });
 
   it("turns retries off only when told so explicitly: HERALD_RETRY_SCHEDULE=none", () => {
