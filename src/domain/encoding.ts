@@ -1,4 +1,4 @@
-import { sha256 } from "./sha256.ts";
+import { sha256 } from "@noble/hashes/sha2.js";
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 

@@ -1,5 +1,7 @@
+// Synchronous, so an id is derived where no port reaches (the engine's pure decisions); ADR 14 says why
+// @noble/hashes (audited, pure) rather than a port over node:crypto.
+import { sha256 } from "@noble/hashes/sha2.js";
 import { toHex } from "./encoding.ts";
-import { sha256 } from "./sha256.ts";
 
 const utf8 = new TextEncoder();
 
