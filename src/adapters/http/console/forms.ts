@@ -1,5 +1,6 @@
 import type { Ordering } from "../../../domain/endpoint.ts";
 import { invalid } from "../../../domain/errors.ts";
+import { type EventType, isEventType } from "../../../domain/event-catalog.ts";
 import { parseRateLimitText, type RateLimit } from "../../../domain/rate-limit.ts";
 import { parseDuration } from "../../../domain/time.ts";
 
@@ -48,4 +49,14 @@ export function parseRateLimitField(text: string): RateLimit | null {
 export function parseOrderingField(text: string): Ordering {
   if (text === "none" || text === "fifo") return text;
   throw invalid([{ path: "ordering", message: "must be none or fifo" }]);
+}
+
+/** The ticked event types: at least one, each of the catalog. */
+export function eventTypes(values: string[]): EventType[] {
+  if (values.length === 0) {
+    throw invalid([{ path: "events", message: "tick at least one event type" }]);
+  }
+  const unknown = values.filter((v) => !isEventType(v));
+  if (unknown.length > 0) throw invalid([{ path: "events", message: `unknown event type "${unknown[0]}"` }]);
+  return [...new Set(values)] as EventType[];
 }

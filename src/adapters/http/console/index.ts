@@ -4,7 +4,7 @@ import { getCookie } from "hono/cookie";
 import type { Scope } from "../../../app/ports/paging.ts";
 import type { HttpDeps } from "../env.ts";
 import type { ConsoleDeps, ConsoleEnv } from "./env.ts";
-import { messagePage, signInPage } from "./pages/misc.ts";
+import { messagePage, signInPage } from "./pages/message.ts";
 import { consoleRoutes } from "./routes.ts";
 import { COOKIE, crossSiteReason, securityHeaders, setSessionCookie } from "./security.ts";
 import { page } from "./view.ts";

@@ -1,9 +1,13 @@
 import { html } from "hono/html";
 import type { SentRequest } from "../../../../app/console-insights.ts";
+import type { DeliveryFilter } from "../../../../app/ports/deliveries.ts";
 import { HEADER_VALUE_MASK } from "../../../../domain/custom-headers.ts";
-import { DELIVERY_STATUSES, type Delivery } from "../../../../domain/delivery.ts";
+import { DELIVERY_STATUSES, type Delivery, type DeliveryStatus } from "../../../../domain/delivery.ts";
 import type { Endpoint } from "../../../../domain/endpoint.ts";
-import { EVENT_TYPES } from "../../../../domain/event-catalog.ts";
+import { EVENT_TYPES, isEventType } from "../../../../domain/event-catalog.ts";
+import { decodeCursor, encodeCursor } from "../../cursor.ts";
+import { type PageRoutes, param } from "../context.ts";
+import { parseMoment } from "../forms.ts";
 import { csrfField, type Html, query, statusBadge, time } from "../view.ts";
 
 export interface DeliveryQuery {
@@ -132,3 +136,64 @@ export function prettyJson(text: string): string {
     return text;
   }
 }
+
+/** GET /deliveries (filtered, paged), GET /deliveries/:id and its "Retry now". */
+export const deliveryRoutes: PageRoutes = (r, p) => {
+  const { insights } = p.cd;
+
+  r.get(
+    "/deliveries",
+    p.guarded(async (c) => {
+      const q = c.req.query() as DeliveryQuery;
+      const now = new Date();
+      const filter: DeliveryFilter = {
+        status: DELIVERY_STATUSES.includes(q.status as DeliveryStatus)
+          ? (q.status as DeliveryStatus)
+          : undefined,
+        eventType: q.event_type && isEventType(q.event_type) ? q.event_type : undefined,
+        eventId: q.event_id?.trim() || undefined,
+        since: parseMoment(q.since, now, "since"),
+        until: parseMoment(q.until, now, "until"),
+      };
+      const pageRequest = { limit: 50, cursor: decodeCursor(q.cursor || undefined) };
+      const endpoints = await p.visibleEndpoints(c);
+      const result = q.webhook_id
+        ? await p
+            .endpointOf(c, q.webhook_id)
+            .then((e) => p.deps.deliveries.list(c.var.session.scope, e.id, filter, pageRequest))
+        : await insights.list(p.reach(c), filter, pageRequest);
+      return p.render(
+        c,
+        p.frame(c, "Deliveries", "deliveries"),
+        deliveriesPage(p.base, q, endpoints, result.data, result.next ? encodeCursor(result.next) : null),
+      );
+    }),
+  );
+
+  r.get(
+    "/deliveries/:id",
+    p.guarded(async (c) => {
+      const d = await p.deliveryOf(c, param(c, "id"));
+      const scope = c.var.session.scope;
+      const [endpoint, sent, timeline] = await Promise.all([
+        p.deps.endpoints.get(scope, d.webhookId).catch(() => null),
+        insights.sentRequest(scope, d),
+        insights.timeline(p.reach(c), d),
+      ]);
+      return p.render(
+        c,
+        p.frame(c, `Delivery ${d.attempt} of ${d.eventType}`, "deliveries"),
+        deliveryDetailPage(p.base, c.var.session.csrfToken, d, endpoint, sent, timeline),
+      );
+    }),
+  );
+
+  r.post(
+    "/deliveries/:id/retry",
+    p.guarded(async (c) => {
+      const d = await p.deliveryOf(c, param(c, "id"));
+      const next = await p.deps.deliveries.retry(c.var.session.scope, d.id);
+      return p.redirect(c, `/deliveries/${next.id}?notice=retried`);
+    }),
+  );
+};

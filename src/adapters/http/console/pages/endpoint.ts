@@ -1,9 +1,15 @@
 import { html } from "hono/html";
 import { HEADER_VALUE_MASK } from "../../../../domain/custom-headers.ts";
 import type { Endpoint, Ordering } from "../../../../domain/endpoint.ts";
-import { EVENT_TYPES, type EventType } from "../../../../domain/event-catalog.ts";
+import { DomainError, notFound } from "../../../../domain/errors.ts";
+import { EVENT_TYPES, type EventType, isEventType } from "../../../../domain/event-catalog.ts";
 import { rateLimitText } from "../../../../domain/rate-limit.ts";
+import { isoMillis } from "../../../../domain/time.ts";
+import { problemFromError, statusOf } from "../../problem.ts";
+import { type PageRoutes, param } from "../context.ts";
+import { eventTypes, field, fields, parseMoment, parseOrderingField, parseRateLimitField } from "../forms.ts";
 import { csrfField, type Html, time } from "../view.ts";
+import { messagePage } from "./message.ts";
 
 function eventChoices(selected: readonly string[]): Html {
   return html`<fieldset class="events"><legend>Event types</legend>
@@ -124,3 +130,131 @@ ${eventChoices(e.events)}
 <label class="check"><input type="checkbox" name="confirm" value="yes" required /> Yes, delete this endpoint and cancel what is still owed to it</label>
 <button type="submit" class="danger">Delete endpoint</button></form></section>`;
 }
+
+/** The endpoint pages: a new endpoint (console only), an endpoint's settings, and its actions. */
+export const endpointRoutes: PageRoutes = (r, p) => {
+  const { deps, base } = p;
+
+  if (p.mode === "console") {
+    r.get("/endpoints/new", (c) =>
+      p.render(c, p.frame(c, "New endpoint", "new"), newEndpointPage(base, c.var.session.csrfToken)),
+    );
+    r.post(
+      "/endpoints",
+      p.guarded(async (c) => {
+        const f = await p.form(c);
+        const values = {
+          url: field(f, "url"),
+          description: field(f, "description"),
+          events: fields(f, "events"),
+          rateLimit: field(f, "rate_limit"),
+          ordering: field(f, "ordering") === "fifo" ? ("fifo" as const) : ("none" as const),
+        };
+        try {
+          const { endpoint, secret } = await deps.endpoints.create(c.var.session.scope, {
+            url: values.url,
+            events: eventTypes(values.events),
+            description: values.description || null,
+            rateLimit: parseRateLimitField(values.rateLimit),
+            ordering: values.ordering,
+          });
+          return p.render(c, p.frame(c, "Endpoint created"), secretPage(base, endpoint, secret, false), 201);
+        } catch (e) {
+          const problem = problemFromError(e);
+          if (!problem) throw e;
+          const issues = problem.errors?.map((i) => `${i.path}: ${i.message}`).join("; ");
+          return p.render(
+            c,
+            {
+              ...p.frame(c, "New endpoint", "new"),
+              error: issues ? `${problem.detail} ${issues}.` : problem.detail,
+            },
+            newEndpointPage(base, c.var.session.csrfToken, values),
+            statusOf(problem.code),
+          );
+        }
+      }),
+    );
+  }
+
+  r.get(
+    "/endpoints/:id",
+    p.guarded(async (c) => {
+      const e = await p.endpointOf(c, param(c, "id"));
+      const held = (await deps.endpoints.held([e])).get(e.id);
+      return p.render(c, p.frame(c, e.url), endpointPage(base, c.var.session.csrfToken, e, held));
+    }),
+  );
+
+  r.post(
+    "/endpoints/:id/:action",
+    p.guarded(async (c) => {
+      const e = await p.endpointOf(c, param(c, "id"));
+      const scope = c.var.session.scope;
+      const f = await p.form(c);
+      switch (param(c, "action")) {
+        case "update":
+          await deps.endpoints.update(scope, e.id, {
+            url: field(f, "url"),
+            description: field(f, "description") || null,
+            events: eventTypes(fields(f, "events")),
+            // A form without the box (an older page) leaves the limit as it is.
+            rateLimit: f.rate_limit === undefined ? undefined : parseRateLimitField(field(f, "rate_limit")),
+            ordering: f.ordering === undefined ? undefined : parseOrderingField(field(f, "ordering")),
+          });
+          return p.redirect(c, `/endpoints/${e.id}?notice=saved`);
+        case "enable":
+          await deps.endpoints.enable(scope, e.id);
+          return p.redirect(c, `/endpoints/${e.id}?notice=enabled`);
+        case "disable":
+          await deps.endpoints.update(scope, e.id, { enabled: false });
+          return p.redirect(c, `/endpoints/${e.id}?notice=disabled`);
+        case "delete":
+          if (field(f, "confirm") !== "yes") {
+            throw new DomainError("validation_failed", "Tick the box to confirm the deletion.", [
+              { path: "confirm", message: "must be ticked" },
+            ]);
+          }
+          await deps.endpoints.remove(scope, e.id);
+          return c.redirect(`${base}?notice=deleted`, 303);
+        case "rotate": {
+          const grace = Number(field(f, "grace_period_seconds") || "0");
+          if (!Number.isInteger(grace) || grace < 0 || grace > 604_800) {
+            throw new DomainError("validation_failed", "The grace period is not valid.", [
+              { path: "grace_period_seconds", message: "must be 0 to 604800 seconds" },
+            ]);
+          }
+          const { endpoint, secret } = await deps.endpoints.rotate(scope, e.id, grace);
+          return p.render(c, p.frame(c, "New secret"), secretPage(base, endpoint, secret, true));
+        }
+        case "test": {
+          const type = field(f, "type");
+          const { delivery } = await deps.tools.sendTest(scope, e.id, isEventType(type) ? type : undefined);
+          return p.redirect(c, `/deliveries/${delivery.id}?notice=tested`);
+        }
+        case "recover": {
+          const now = new Date();
+          const since = parseMoment(field(f, "since"), now, "since");
+          if (!since) {
+            throw new DomainError("validation_failed", "Say since when to recover.", [
+              { path: "since", message: "is required" },
+            ]);
+          }
+          const until = parseMoment(field(f, "until"), now, "until");
+          const result = await deps.tools.recover(scope, e.id, since, until);
+          return p.render(
+            c,
+            p.frame(c, "Recovery queued"),
+            messagePage(
+              "Recovery queued",
+              `${result.queued} ${result.queued === 1 ? "delivery was" : "deliveries were"} queued again for events from ${isoMillis(result.since)} to ${isoMillis(result.until)} whose latest delivery failed or was skipped.`,
+              { href: `${base}/deliveries?webhook_id=${e.id}`, label: "See the deliveries" },
+            ),
+          );
+        }
+        default:
+          throw notFound("The action");
+      }
+    }),
+  );
+};

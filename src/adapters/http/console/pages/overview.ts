@@ -1,5 +1,6 @@
 import { html } from "hono/html";
 import type { OutcomeBucket, Overview } from "../../../../app/console-insights.ts";
+import type { PageRoutes } from "../context.ts";
 import { ago, type Html, time } from "../view.ts";
 
 /** Deliveries by outcome per hour over the last 24 h, as an inline SVG bar chart (no script needed). */
@@ -78,3 +79,19 @@ ${table}
 ${outcomeChart(o.buckets)}
 ${o.sampled ? html`<p class="muted small">The figures cover the newest 20,000 attempts of the last 24 hours.</p>` : ""}`;
 }
+
+/** GET /: the endpoints' health, the due backlog and the 24-hour chart. */
+export const overviewRoutes: PageRoutes = (r, p) => {
+  r.get(
+    "/",
+    p.guarded(async (c) => {
+      const endpoints = await p.visibleEndpoints(c);
+      const overview = await p.cd.insights.overview(p.reach(c), endpoints);
+      return p.render(
+        c,
+        p.frame(c, "Overview", "overview"),
+        overviewPage(overview, p.base, p.mode === "console"),
+      );
+    }),
+  );
+};

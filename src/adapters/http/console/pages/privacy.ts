@@ -1,7 +1,10 @@
 import { html } from "hono/html";
 import type { ErasureRecord } from "../../../../app/ports/erasures.ts";
 import type { SettingsView } from "../../../../app/settings.ts";
+import { DomainError } from "../../../../domain/errors.ts";
 import { formatDuration } from "../../../../domain/time.ts";
+import type { C, PageContext, PageRoutes } from "../context.ts";
+import { field } from "../forms.ts";
 import { csrfField, type Html, time } from "../view.ts";
 
 /** Retention and erasure for the project (console only: a customer portal never sees this page). */
@@ -50,4 +53,51 @@ ${
           html`<tr><td>${time(e.createdAt)}</td><td>${e.subject === "resource_id" ? html`<code>${e.resourceId}</code>` : "a recipient"}</td><td class="num">${e.eventsErased}</td><td class="num">${e.deliveriesErased}</td><td class="num">${e.deliveriesCancelled}</td></tr>`,
       )}</tbody></table>`
 }</section>`;
+}
+
+/** The privacy page (console only): retention and erasure. */
+export const privacyRoutes: PageRoutes = (r, p) => {
+  r.get(
+    "/privacy",
+    p.guarded((c) => showPrivacy(p, c)),
+  );
+  r.post(
+    "/privacy/retention",
+    p.guarded(async (c) => {
+      const retention = field(await p.form(c), "retention");
+      await p.deps.settings.update(c.var.session.scope, { retention: retention === "" ? null : retention });
+      return p.redirect(c, "/privacy?notice=retention");
+    }),
+  );
+  r.post(
+    "/privacy/erase",
+    p.guarded(async (c) => {
+      const f = await p.form(c);
+      if (field(f, "confirm") !== "yes") {
+        throw new DomainError("validation_failed", "Tick the box to confirm the erasure.", [
+          { path: "confirm", message: "must be ticked" },
+        ]);
+      }
+      const resourceId = field(f, "resource_id");
+      const recipient = field(f, "recipient");
+      const done = await p.deps.erasures.create(c.var.session.scope, {
+        resourceId: resourceId === "" ? undefined : resourceId,
+        recipient: recipient === "" ? undefined : recipient,
+      });
+      return showPrivacy(p, c, done);
+    }),
+  );
+};
+
+async function showPrivacy(p: PageContext, c: C, done: ErasureRecord | null = null): Promise<Response> {
+  const scope = c.var.session.scope;
+  const [settings, erasures] = await Promise.all([
+    p.deps.settings.get(scope),
+    p.deps.erasures.list(scope, { limit: 20, cursor: null }),
+  ]);
+  return p.render(
+    c,
+    p.frame(c, "Privacy", "privacy"),
+    privacyPage(p.base, c.var.session.csrfToken, settings, erasures.data, done),
+  );
 }

@@ -1,0 +1,96 @@
+import { html } from "hono/html";
+import { streamSSE } from "hono/streaming";
+import type { Delivery } from "../../../../domain/delivery.ts";
+import { isoMillis } from "../../../../domain/time.ts";
+import type { PageRoutes } from "../context.ts";
+import type { Html } from "../view.ts";
+import { deliveryTable } from "./deliveries.ts";
+
+export function livePage(base: string, recent: Delivery[], urls: Map<string, string>): Html {
+  return html`<h1>Live</h1>
+<p class="muted" id="live-state" role="status" aria-live="polite">Connecting…</p>
+<p class="muted small">New attempts appear here as they happen, from every Herald process sharing the database. Nothing to watch? Send a test event from an <a href="${base}">endpoint's page</a>.</p>
+<div data-live="${base}/live/stream" data-base="${base}">
+${deliveryTable(base, recent, urls, "live-feed")}
+</div>`;
+}
+
+/** What the live feed sends per attempt: enough to draw a row. */
+export function liveItem(d: Delivery, url: string | undefined) {
+  return {
+    id: d.id,
+    webhook_id: d.webhookId,
+    endpoint_url: url ?? d.webhookId,
+    event_id: d.eventId,
+    event_type: d.eventType,
+    attempt: d.attempt,
+    trigger: d.trigger,
+    status: d.status,
+    response_status: d.responseStatus,
+    error: d.error,
+    created_at: isoMillis(d.createdAt),
+    attempted_at: d.attemptedAt ? isoMillis(d.attemptedAt) : null,
+  };
+}
+
+/** GET /live, and its Server-Sent Events stream. */
+export const liveRoutes: PageRoutes = (r, p) => {
+  const { insights } = p.cd;
+
+  r.get(
+    "/live",
+    p.guarded(async (c) => {
+      const endpoints = await p.visibleEndpoints(c);
+      const recent = await insights.list(p.reach(c), {}, { limit: 20, cursor: null });
+      return p.render(
+        c,
+        p.frame(c, "Live", "live"),
+        livePage(p.base, recent.data, new Map(endpoints.map((e) => [e.id, e.url]))),
+      );
+    }),
+  );
+
+  r.get("/live/stream", (c) => {
+    const pollMs = p.cd.livePollMs ?? 1000;
+    const who = p.reach(c);
+    const sessionExpires = c.var.session.expiresAt.getTime();
+    return streamSSE(c, async (stream) => {
+      // Polls the store, not an in-process bus: attempts made by any Herald process on the database show.
+      const sent = new Map<string, string>();
+      let since = new Date(Date.now() - 5_000);
+      const urls = new Map<string, string>();
+      const started = Date.now();
+      let aborted = false;
+      stream.onAbort(() => {
+        aborted = true;
+      });
+      await stream.writeSSE({ event: "ready", data: "{}" });
+      // Ends after a while; EventSource reconnects by itself, and the session is checked again then.
+      while (!aborted && Date.now() - started < 5 * 60_000 && Date.now() < sessionExpires) {
+        const changed = await insights.changedSince(who, since);
+        for (const d of changed) {
+          const key = `${d.status}/${d.attemptedAt?.getTime() ?? 0}`;
+          if (sent.get(d.id) === key) continue;
+          sent.set(d.id, key);
+          if (!urls.has(d.webhookId)) {
+            const e = await p.deps.endpoints.get(who.scope, d.webhookId).catch(() => null);
+            urls.set(d.webhookId, e?.url ?? d.webhookId);
+          }
+          await stream.writeSSE({
+            event: "delivery",
+            data: JSON.stringify(liveItem(d, urls.get(d.webhookId))),
+          });
+        }
+        const newest = changed.reduce(
+          (t, d) => Math.max(t, d.createdAt.getTime(), d.attemptedAt?.getTime() ?? 0),
+          since.getTime(),
+        );
+        // A small overlap: records written with a slightly older clock by another process are not missed.
+        since = new Date(Math.max(since.getTime(), newest - 5_000));
+        if (sent.size > 5_000) sent.clear();
+        await stream.writeSSE({ event: "ping", data: "" });
+        await stream.sleep(pollMs);
+      }
+    });
+  });
+};
