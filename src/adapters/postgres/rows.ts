@@ -77,92 +77,20 @@ export function deliveryColumns(sql: Sql): Fragment {
  * for `INSERT INTO deliveries (${deliveryColumns(sql)}) SELECT * FROM ${deliveryRecords(sql, ds)}`.
  */
 export function deliveryRecords(sql: Sql, ds: readonly Delivery[]): Fragment {
-  const col = <T>(f: (d: Delivery) => T): T[] => ds.map(f);
+  const text = (f: (d: Delivery) => string | null) => sql.array(ds.map(f), OID.text);
+  const int = (f: (d: Delivery) => number | null) => sql.array(ds.map(f), OID.int4);
+  const time = (f: (d: Delivery) => Date | null) => sql.array(ds.map(f), OID.timestamptz);
+  const big = (f: (d: Delivery) => number) => sql.array(ds.map(f), OID.int8);
   return sql`unnest(
-      ${sql.array(
-        col((d) => d.id),
-        OID.text,
-      )}::text[],
-      ${sql.array(
-        col((d) => d.tenantId),
-        OID.text,
-      )}::text[],
-      ${sql.array(
-        col((d) => d.projectId),
-        OID.text,
-      )}::text[],
-      ${sql.array(
-        col((d) => d.webhookId),
-        OID.text,
-      )}::text[],
-      ${sql.array(
-        col((d) => d.eventId),
-        OID.text,
-      )}::text[],
-      ${sql.array(
-        col((d) => d.eventType),
-        OID.text,
-      )}::text[],
-      ${sql.array(
-        col((d) => d.attempt),
-        OID.int4,
-      )}::integer[],
-      ${sql.array(
-        col((d) => d.trigger),
-        OID.text,
-      )}::text[],
-      ${sql.array(
-        col((d) => d.status),
-        OID.text,
-      )}::text[],
-      ${sql.array(
-        col((d) => d.url),
-        OID.text,
-      )}::text[],
-      ${sql.array(
-        col((d) => d.responseStatus),
-        OID.int4,
-      )}::integer[],
-      ${sql.array(
-        col((d) => d.responseBody),
-        OID.text,
-      )}::text[],
-      ${sql.array(
-        col((d) => d.error),
-        OID.text,
-      )}::text[],
-      ${sql.array(
-        col((d) => d.durationMs),
-        OID.int4,
-      )}::integer[],
-      ${sql.array(
-        col((d) => d.scheduledAt),
-        OID.timestamptz,
-      )}::timestamptz[],
-      ${sql.array(
-        col((d) => d.attemptedAt),
-        OID.timestamptz,
-      )}::timestamptz[],
-      ${sql.array(
-        col((d) => d.nextAttemptAt),
-        OID.timestamptz,
-      )}::timestamptz[],
-      ${sql.array(
-        col((d) => d.createdAt),
-        OID.timestamptz,
-      )}::timestamptz[],
-      ${sql.array(
-        col((d) => shardOf(d.webhookId)),
-        OID.int4,
-      )}::integer[],
-      ${sql.array(
-        col((d) => d.erasedAt),
-        OID.timestamptz,
-      )}::timestamptz[],
-      ${sql.array(
-        col((d) => d.sequence),
-        OID.int8,
-      )}::bigint[]
+      ${text((d) => d.id)}::text[], ${text((d) => d.tenantId)}::text[], ${text((d) => d.projectId)}::text[],
+      ${text((d) => d.webhookId)}::text[], ${text((d) => d.eventId)}::text[], ${text((d) => d.eventType)}::text[],
+      ${int((d) => d.attempt)}::integer[], ${text((d) => d.trigger)}::text[], ${text((d) => d.status)}::text[],
+      ${text((d) => d.url)}::text[], ${int((d) => d.responseStatus)}::integer[],
+      ${text((d) => d.responseBody)}::text[], ${text((d) => d.error)}::text[], ${int((d) => d.durationMs)}::integer[],
+      ${time((d) => d.scheduledAt)}::timestamptz[], ${time((d) => d.attemptedAt)}::timestamptz[],
+      ${time((d) => d.nextAttemptAt)}::timestamptz[], ${time((d) => d.createdAt)}::timestamptz[],
+      ${int((d) => shardOf(d.webhookId))}::integer[], ${time((d) => d.erasedAt)}::timestamptz[],
+      ${big((d) => d.sequence)}::bigint[]
     ) AS d(id, tenant_id, project_id, webhook_id, event_id, event_type, attempt, trigger, status, url,
       response_status, response_body, error, duration_ms, scheduled_at, attempted_at, next_attempt_at,
       created_at, shard, erased_at, sequence)`;
