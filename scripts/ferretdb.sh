@@ -20,9 +20,8 @@ STATE="${2:-${TMPDIR:-/tmp}/herald-ferretdb-$(id -u)}"
 
 say() { echo "ferretdb.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
-free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+# shellcheck source=scripts/lib-postgres.sh
+. "$(dirname "$0")/lib-postgres.sh"
 port_open() { node -e 'require("net").connect(+process.argv[1],"127.0.0.1").on("connect",()=>process.exit(0)).on("error",()=>process.exit(1))' "$1"; }
 running() { [ -f "$STATE/supervisor.pid" ] && kill -0 "$(cat "$STATE/supervisor.pid")" 2>/dev/null; }
 exports() { echo "export MONGODB_URI=mongodb://127.0.0.1:$(cat "$STATE/port")/"; }
@@ -46,25 +45,13 @@ build() {
 }
 
 start_postgres() {
-  local bin
-  bin=$(pg_bin)
-  if [ ! -x "$bin/initdb" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    say "installing PostgreSQL from Debian's packages"
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) >"$STATE/apt.log" 2>&1 ||
-      say "could not install PostgreSQL (see $STATE/apt.log)"
-    bin=$(pg_bin)
-  fi
-  [ -x "$bin/initdb" ] || return 1
-  local port
-  port=$(free_port)
-  mkdir -p "$STATE/pg" && { [ "$(id -u)" != 0 ] || chown postgres "$STATE/pg"; }
-  # A throwaway cluster: no fsync, trust on loopback only.
-  as_pg "$bin/initdb" -D "$STATE/pg/data" -A trust -U postgres >"$STATE/initdb.log" 2>&1 &&
-    as_pg "$bin/pg_ctl" -D "$STATE/pg/data" -l "$STATE/pg/postgres.log" -w -t 60 \
-      -o "-p $port -k $STATE/pg -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
-      start >/dev/null &&
+  local bin port
+  bin=$(pg_bin_or_install "$STATE/apt.log")
+  [ -n "$bin" ] || return 1
+  port=$(pg_free_port)
+  # A throwaway cluster (scripts/lib-postgres.sh): no fsync, trust on loopback only.
+  pg_start_cluster "$STATE/pg" "$bin" "$port" no &&
     "$bin/psql" -q -h 127.0.0.1 -p "$port" -U postgres -c "CREATE DATABASE ferretdb" >/dev/null || return 1
-  echo "$bin" >"$STATE/pg_bin"
   # FerretDB holds a PostgreSQL connection per open cursor, and a SIGKILLed client's cursors live on
   # until they time out; with pgx's small default pool the kill tests could leave it waiting forever.
   echo "--handler=pg --postgresql-url=postgres://postgres@127.0.0.1:$port/ferretdb?pool_max_conns=200" >"$STATE/backend"
@@ -82,7 +69,7 @@ start() {
     echo "--handler=sqlite --sqlite-url=file:$STATE/data/" >"$STATE/backend"
   fi
   local port
-  port=$(free_port)
+  port=$(pg_free_port)
   echo "$port" >"$STATE/port"
   local backend
   read -r -a backend <"$STATE/backend"
@@ -114,9 +101,7 @@ stop() {
     for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL -- "-$pid" 2>/dev/null
   fi
-  if [ -f "$STATE/pg_bin" ]; then
-    as_pg "$(cat "$STATE/pg_bin")/pg_ctl" -D "$STATE/pg/data" -m immediate stop >/dev/null 2>&1
-  fi
+  pg_stop_cluster "$STATE/pg" immediate
   rm -rf "$STATE"
 }
 
