@@ -72,6 +72,21 @@ export function pageContext(mode: Mode, deps: HttpDeps, cd: ConsoleDeps): PageCo
   const renderError = (c: C, error: unknown) => {
     const problem = problemFromError(error);
     if (!problem) throw error;
+    const status = statusOf(problem.code);
+    // A page that does not exist is not a failed form: say what is missing, not "correct it and try again".
+    if (problem.code === "not_found") {
+      const changed = c.req.method === "GET" ? "" : " Nothing was changed.";
+      return render(
+        c,
+        frame(c, "Not found"),
+        messagePage(
+          "Not found",
+          `${problem.detail} It may have been deleted, or the address is not right.${changed}`,
+          { href: base, label: "Back to the overview" },
+        ),
+        status,
+      );
+    }
     const issues =
       problem.errors && problem.errors.length > 0
         ? ` ${problem.errors.map((i) => `${i.path.replace(/^body\./, "")}: ${i.message}`).join("; ")}.`
@@ -85,7 +100,7 @@ export function pageContext(mode: Mode, deps: HttpDeps, cd: ConsoleDeps): PageCo
         href: base,
         label: "Back to the overview",
       }),
-      statusOf(problem.code),
+      status,
     );
   };
 

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { notFound } from "../../../domain/errors.ts";
 import type { HttpDeps } from "../env.ts";
 import { type PageRoutes, pageContext } from "./context.ts";
 import type { ConsoleDeps, ConsoleEnv, Mode } from "./env.ts";
@@ -34,5 +35,7 @@ export function consoleRoutes(mode: Mode, deps: HttpDeps, cd: ConsoleDeps): Hono
   r.use("*", requireSession(cd.use, mode, signedOut(mode, BASE[mode])));
   r.use("*", requireCsrf(refused(mode, BASE[mode])));
   for (const register of PAGES[mode]) register(r, p);
+  // Any other address under the console: a page in its own words, not the API's problem document.
+  r.all("*", (c) => p.renderError(c, notFound("This page")));
   return r;
 }

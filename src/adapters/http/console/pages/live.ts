@@ -9,7 +9,7 @@ import { deliveryTable } from "./deliveries.ts";
 export function livePage(base: string, recent: Delivery[], urls: Map<string, string>): Html {
   return html`<h1>Live</h1>
 <p class="muted" id="live-state" role="status" aria-live="polite">Connecting…</p>
-<p class="muted small">New attempts appear here as they happen, from every Herald process sharing the database. Nothing to watch? Send a test event from an <a href="${base}">endpoint's page</a>.</p>
+<p class="muted small">Attempts made by every Herald process sharing the database are shown. Nothing to watch? Send a test event from an <a href="${base}">endpoint's page</a>.</p>
 <div data-live="${base}/live/stream" data-base="${base}">
 ${deliveryTable(base, recent, urls, "live-feed")}
 </div>`;

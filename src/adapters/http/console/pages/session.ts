@@ -1,13 +1,16 @@
 import type { Context } from "hono";
 import type { PageRoutes } from "../context.ts";
 import type { ConsoleEnv, Mode } from "../env.ts";
-import { clearSessionCookie } from "../security.ts";
+import { clearSessionCookie, crossSiteReason } from "../security.ts";
 import { page } from "../view.ts";
 import { messagePage } from "./message.ts";
 
 /** The answer to a request without a live session: sign in again (console), or the link is gone (portal). */
 export function signedOut(mode: Mode, base: string) {
   return (c: Context<ConsoleEnv>): Response | Promise<Response> => {
+    // A change posted from another site carries no cookie (SameSite): it is a forgery, not an ended session.
+    const forged = c.req.method === "GET" ? null : crossSiteReason(c);
+    if (forged) return refused(mode, base)(c, forged);
     if (mode === "console") {
       if (c.req.method === "GET" && !c.req.path.endsWith("/stream"))
         return c.redirect("/console/sign-in", 303);
