@@ -42,10 +42,11 @@ describe("console: words", () => {
       body: JSON.stringify({ url: "http://127.0.0.1:9/hook", events: ["message.delivered"] }),
     });
     const { id } = (await made.json()) as { id: string };
-    for (const headers of [
+    const forgeries: Record<string, string>[] = [
       { "Sec-Fetch-Site": "cross-site", Origin: "https://evil.example" },
       { Origin: "https://evil.example" },
-    ]) {
+    ];
+    for (const headers of forgeries) {
       // A SameSite=Strict cookie is not sent with another site's form: the forgery arrives without it.
       const res = await h.request(`/console/endpoints/${id}/disable`, {
         method: "POST",
