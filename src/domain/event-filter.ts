@@ -4,7 +4,7 @@
 
 import type { EventType } from "./event-catalog.ts";
 import { dataPathProblem } from "./event-filter-fields.ts";
-import { compileLinearRegex, type LinearRegex, REGEX_FLAGS } from "./linear-regex.ts";
+import { compileFilterRegex, type FilterRegex, REGEX_FLAGS } from "./event-filter-regex.ts";
 
 /** A filter as the endpoint keeps it and the API shows it: the JSON object it was given. */
 export type EventFilter = { readonly [key: string]: unknown };
@@ -59,7 +59,7 @@ export type FieldTest =
   | { op: "$in" | "$nin"; values: unknown[]; at: Segment[] }
   | { op: Comparison; value: number | string; at: Segment[] }
   | { op: "$exists"; value: boolean; at: Segment[] }
-  | { op: "$regex"; regex: LinearRegex; at: Segment[] }
+  | { op: "$regex"; regex: FilterRegex; at: Segment[] }
   | { op: "$not"; tests: FieldTest[]; at: Segment[] };
 
 /** A compiled filter: clauses joined by logic, each field's tests on its path. */
@@ -320,7 +320,7 @@ class FilterCompiler {
     return this.issues.length === before ? tests : null;
   }
 
-  private regex(pattern: unknown, options: string, at: Segment[]): LinearRegex | null {
+  private regex(pattern: unknown, options: string, at: Segment[]): FilterRegex | null {
     if (typeof pattern !== "string") {
       this.fail(at, "must be a string (a regular expression)");
       return null;
@@ -329,7 +329,7 @@ class FilterCompiler {
       this.fail(at, `is one $regex too many: a filter may hold at most ${FILTER_LIMITS.maxRegexes}`);
       return null;
     }
-    const compiled = compileLinearRegex(pattern, options);
+    const compiled = compileFilterRegex(pattern, options);
     if (!compiled.ok) {
       const where = compiled.message.startsWith("has an unsupported flag")
         ? [...at.slice(0, -1), "$options"]

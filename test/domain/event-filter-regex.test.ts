@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { compileLinearRegex, REGEX_LIMITS } from "../../src/domain/linear-regex.ts";
+import { compileFilterRegex, REGEX_LIMITS } from "../../src/domain/event-filter-regex.ts";
 
 const compiled = (pattern: string, flags = "") => {
-  const r = compileLinearRegex(pattern, flags);
+  const r = compileFilterRegex(pattern, flags);
   if (!r.ok) throw new Error(`${pattern}: ${r.message}`);
   return r.regex;
 };
@@ -15,7 +15,7 @@ const reference = (pattern: string, flags: string) => {
   }
 };
 const refusal = (pattern: string, flags = "") => {
-  const r = compileLinearRegex(pattern, flags);
+  const r = compileFilterRegex(pattern, flags);
   if (r.ok) throw new Error(`${pattern} compiled`);
   return r.message;
 };
@@ -185,11 +185,11 @@ describe("linear-time regular expressions", () => {
   });
 
   it("limits the pattern's length, repetition counts and compiled size", () => {
-    expect(compileLinearRegex("a".repeat(REGEX_LIMITS.maxPatternLength)).ok).toBe(true);
+    expect(compileFilterRegex("a".repeat(REGEX_LIMITS.maxPatternLength)).ok).toBe(true);
     expect(refusal("a".repeat(REGEX_LIMITS.maxPatternLength + 1))).toBe(
       `must be at most ${REGEX_LIMITS.maxPatternLength} characters long`,
     );
-    expect(compileLinearRegex(`a{${REGEX_LIMITS.maxRepeat}}`).ok).toBe(true);
+    expect(compileFilterRegex(`a{${REGEX_LIMITS.maxRepeat}}`).ok).toBe(true);
     expect(refusal(`a{${REGEX_LIMITS.maxRepeat + 1}}`)).toMatch(/more than 50 times/);
     expect(refusal("a{1,51}")).toMatch(/more than 50 times/);
     // Nested counted repetitions multiply: refused once the expansion passes the program limit.
@@ -231,5 +231,56 @@ describe("linear-time regular expressions", () => {
       const input = Array.from({ length: 40 }, () => (random() < 0.5 ? "a" : "b")).join("");
       expect(regex.test(input), input).toBe(reference.test(input));
     }
+  });
+});
+
+describe("the i flag: Unicode simple case folding, throughout", () => {
+  // One rule (docs/adr/0014-payload-filters.md): two characters are the same letter when Unicode's
+  // simple case folding (CaseFolding.txt, statuses C and S) maps them to the same character, as in RE2
+  // and in JavaScript's RegExp with the u flag. So the Kelvin sign is a K and the long s an s, while
+  // the dotless ı and the dotted İ are letters of their own; literals, classes and ranges alike.
+  it.each([
+    ["k", "\u212a", true],
+    ["K", "\u212a", true],
+    ["\u212a", "k", true],
+    ["s", "ſ", true],
+    ["S", "ſ", true],
+    ["ſ", "s", true],
+    ["I", "ı", false],
+    ["i", "ı", false],
+    ["ı", "I", false],
+    ["i", "İ", false],
+    ["[a-z]", "\u212a", true],
+    ["[a-z]", "ſ", true],
+    ["[^k]", "\u212a", false],
+    ["[^s]", "ſ", false],
+    ["[h-j]", "ı", false],
+    ["é", "É", true],
+    ["σ", "ς", true],
+    ["\\x4b", "\u212a", true],
+  ] as const)("/%s/i on %j matches: %s", (pattern, input, want) => {
+    expect(compiled(pattern, "i").test(input)).toBe(want);
+    expect(new RegExp(pattern, "iu").test(input)).toBe(want);
+    // Without the flag only the character itself matches.
+    if (input !== pattern) expect(compiled(pattern).test(input)).toBe(new RegExp(pattern, "u").test(input));
+  });
+
+  it("folds every character of the Basic Multilingual Plane as JavaScript's u flag does", () => {
+    let compared = 0;
+    for (let c = 0x41; c < 0x10000; c++) {
+      if (c >= 0xd800 && c <= 0xdfff) continue;
+      const ch = String.fromCodePoint(c);
+      // The other characters a fold could join it with: its lower and upper cases, and theirs.
+      const others = new Set([ch.toLowerCase(), ch.toUpperCase(), ch.toUpperCase().toLowerCase()]);
+      others.delete(ch);
+      if (others.size === 0) continue;
+      const ours = compiled(`\\u{${c.toString(16)}}`, "i");
+      const theirs = new RegExp(`\\u{${c.toString(16)}}`, "iu");
+      for (const other of others) {
+        expect(ours.test(other), `U+${c.toString(16)} on ${JSON.stringify(other)}`).toBe(theirs.test(other));
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(2_000);
   });
 });
