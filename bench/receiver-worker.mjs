@@ -10,6 +10,9 @@ import { parentPort } from "node:worker_threads";
 const RESPONSE = Buffer.from("HTTP/1.1 200 OK\r\ncontent-length: 0\r\nkeep-alive: timeout=60\r\n\r\n");
 const HEAD_END = Buffer.from("\r\n\r\n");
 const receipts = [];
+// (event, endpoint) pairs received since the last take: the run waits for every pair, so a delivery
+// sent twice cannot stand in for one that is missing.
+const pairs = new Set();
 
 /** A header's value: the name found case-insensitively in `lower`, the value taken from `raw`. */
 function header(raw, lower, name) {
@@ -39,7 +42,9 @@ const server = createServer((socket) => {
       const total = headEnd + 4 + length;
       if (buf.length < total) break;
       const path = head.slice(head.indexOf(" ") + 1, head.indexOf(" ", head.indexOf(" ") + 1));
-      receipts.push([header(head, lower, "x-webhook-id") ?? "", path, Date.now()]);
+      const id = header(head, lower, "x-webhook-id") ?? "";
+      receipts.push([id, path, Date.now()]);
+      pairs.add(`${id} ${path}`);
       buf = buf.subarray(total);
       answers++;
     }
@@ -52,8 +57,10 @@ server.listen(0, "127.0.0.1", () => {
   parentPort?.postMessage({ type: "ready", port: server.address().port });
 });
 parentPort?.on("message", (m) => {
-  if (m.type === "count") parentPort?.postMessage({ type: "count", count: receipts.length });
+  if (m.type === "count")
+    parentPort?.postMessage({ type: "count", count: receipts.length, distinct: pairs.size });
   if (m.type === "take") {
+    pairs.clear();
     parentPort?.postMessage({ type: "receipts", receipts: receipts.splice(0) });
   }
   if (m.type === "close") server.close(() => process.exit(0));

@@ -1,7 +1,8 @@
 // npm run bench: starts a local receiver and Herald, publishes events fanned out to several endpoints,
 // and prints deliveries per second, publish-to-receipt latency, database round trips per delivery and
-// peak memory — for the in-memory store, and for MongoDB when MONGODB_URI is set. Figures go to
-// bench/results/<timestamp>.json too.
+// peak memory — for the in-memory store, for MongoDB when MONGODB_URI is set and for PostgreSQL when
+// DATABASE_URL is set (each PostgreSQL run on a database of its own, created and dropped on that server).
+// Figures go to bench/results/<timestamp>.json too.
 import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -9,6 +10,9 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { Worker } from "node:worker_threads";
 import { Agent, request } from "undici";
+import { BenchDatabase, type PostgresCounters, writesBetween } from "./postgres.ts";
+
+type Store = "memory" | "mongo" | "postgres";
 
 const ROOT = resolve(import.meta.dirname, "..");
 /** Endpoint counts to measure, e.g. "1,8,64". */
@@ -16,14 +20,18 @@ const ENDPOINT_COUNTS = (process.env.BENCH_ENDPOINTS ?? "8").split(",").map(Numb
 /** Herald process counts to measure on the database (the in-memory store is one process). */
 const PROCESS_COUNTS = (process.env.BENCH_PROCESSES ?? "1,3").split(",").map(Number);
 /** Deliveries per throughput phase; events are this divided by the endpoints (BENCH_EVENTS overrides). */
-const DELIVERIES = {
+const DELIVERIES: Record<Store, number> = {
   memory: Number(process.env.BENCH_DELIVERIES ?? 32_000),
   mongo: Number(process.env.BENCH_DB_DELIVERIES ?? 3_200),
+  // Issue 16's shape: 2,000 events to 8 endpoints.
+  postgres: Number(process.env.BENCH_PG_DELIVERIES ?? 16_000),
 };
-/** Deliveries per second offered in the latency phase (events/s times endpoints). */
-const RATE_DELIVERIES = {
+/** Deliveries per second offered in the latency phase (events/s times endpoints); BENCH_RATE (events/s) overrides. */
+const RATE_DELIVERIES: Record<Store, number> = {
   memory: Number(process.env.BENCH_RATE_DELIVERIES ?? 4_000),
   mongo: Number(process.env.BENCH_DB_RATE_DELIVERIES ?? 200),
+  // Issue 16's latency target is set at 50 events/s to 8 endpoints.
+  postgres: Number(process.env.BENCH_PG_RATE_DELIVERIES ?? 400),
 };
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 10);
 const PUBLISH_CONCURRENCY = Number(process.env.BENCH_PUBLISH_CONCURRENCY ?? 64);
@@ -62,8 +70,9 @@ class Receiver {
     });
   }
 
-  async count(): Promise<number> {
-    return (await this.ask<{ count: number }>("count", "count")).count;
+  /** Deliveries received since the last take, and how many distinct (event, endpoint) pairs they are. */
+  async count(): Promise<{ count: number; distinct: number }> {
+    return await this.ask<{ count: number; distinct: number }>("count", "count");
   }
 
   async take(): Promise<Receipt[]> {
@@ -84,7 +93,17 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function startHerald(store: "memory" | "mongo", dbName: string): Promise<Server> {
+/** Herald's environment for `store`: only that store's variable, so a bench given both URLs can run both. */
+function storeEnv(store: Store, dbName: string, databaseUrl: string | null): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, HERALD_STORE: store };
+  delete env.DATABASE_URL;
+  delete env.MONGODB_URI;
+  if (store === "mongo") Object.assign(env, { MONGODB_URI: process.env.MONGODB_URI, MONGODB_DB: dbName });
+  if (store === "postgres") env.DATABASE_URL = databaseUrl ?? "";
+  return env;
+}
+
+async function startHerald(store: Store, dbName: string, databaseUrl: string | null): Promise<Server> {
   // BENCH_PROFILE=dir writes a V8 CPU profile of Herald there.
   const profile = process.env.BENCH_PROFILE
     ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
@@ -95,9 +114,7 @@ async function startHerald(store: "memory" | "mongo", dbName: string): Promise<S
     {
       cwd: ROOT,
       env: {
-        ...process.env,
-        HERALD_STORE: store,
-        MONGODB_DB: dbName,
+        ...storeEnv(store, dbName, databaseUrl),
         HERALD_DATA_DIR: join(ROOT, ".herald-bench"),
         HERALD_ALLOW_HTTP_URLS: "true",
         HERALD_ALLOW_PRIVATE_NETWORKS: "true",
@@ -244,7 +261,7 @@ async function recordedOutcomes(s: Server): Promise<Record<string, number>> {
 async function waitForReceipts(s: Server, rx: Receiver, expected: number, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const n = await rx.count();
+    const { distinct: n } = await rx.count();
     if (process.env.BENCH_DEBUG) console.log(`received ${n}/${expected}`);
     if (n >= expected) return;
     if (Date.now() > deadline) {
@@ -259,18 +276,26 @@ async function waitForReceipts(s: Server, rx: Receiver, expected: number, timeou
 
 /**
  * Every published event reached every endpoint, and nothing arrived that was not published: a count
- * alone could let duplicates hide a missing delivery.
+ * alone could let duplicates hide a missing delivery. Returns each pair's first arrival (the receipts
+ * the figures use) and how many arrived again.
  */
-function checkComplete(phase: string, receipts: Receipt[], sent: Map<string, number>, endpoints: number) {
-  const pairs = new Set<string>();
+function checkComplete(
+  phase: string,
+  receipts: Receipt[],
+  sent: Map<string, number>,
+  endpoints: number,
+): { first: Receipt[]; duplicates: number } {
+  const pairs = new Map<string, Receipt>();
   for (const r of receipts) {
     if (!sent.has(r.id))
       throw new Error(`${phase}: the receiver got an event that was not published: ${r.id}`);
-    pairs.add(`${r.id} ${r.path}`);
+    const key = `${r.id} ${r.path}`;
+    if (!pairs.has(key)) pairs.set(key, r);
   }
   if (pairs.size !== sent.size * endpoints) {
     throw new Error(`${phase}: ${pairs.size} distinct deliveries arrived, ${sent.size * endpoints} expected`);
   }
+  return { first: [...pairs.values()], duplicates: receipts.length - pairs.size };
 }
 
 async function publish(s: Server, i: number, sent: Map<string, number>, calls?: number[]) {
@@ -283,14 +308,23 @@ async function publish(s: Server, i: number, sent: Map<string, number>, calls?: 
   sent.set(r.id, startedAt);
 }
 
-async function runStore(store: "memory" | "mongo", endpoints: number, processes: number) {
+/** Events per second offered in the latency phase, for every store (else from RATE_DELIVERIES). */
+const RATE_EVENTS = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : null;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+const loads = () => loadavg().map((l) => Number(l.toFixed(2)));
+
+async function runStore(store: Store, endpoints: number, processes: number) {
   const events = Number(process.env.BENCH_EVENTS ?? Math.max(20, Math.round(DELIVERIES[store] / endpoints)));
-  const rate = Math.max(1, Math.round(RATE_DELIVERIES[store] / endpoints));
+  const rate = RATE_EVENTS ?? Math.max(1, Math.round(RATE_DELIVERIES[store] / endpoints));
   const rx = await Receiver.start();
   const dbName = `herald_bench_${Date.now()}`;
+  let pg: BenchDatabase | null = null;
   const servers: Server[] = [];
   try {
-    for (let p = 0; p < processes; p++) servers.push(await startHerald(store, dbName));
+    if (store === "postgres") pg = await BenchDatabase.create(process.env.DATABASE_URL!, dbName);
+    for (let p = 0; p < processes; p++) servers.push(await startHerald(store, dbName, pg?.url ?? null));
     const s0 = servers[0]!;
     const via = (i: number) => servers[i % servers.length]!;
     for (let e = 0; e < endpoints; e++) {
@@ -304,14 +338,16 @@ async function runStore(store: "memory" | "mongo", endpoints: number, processes:
     const warmEvents = Math.max(5, Math.round(400 / endpoints));
     await Promise.all(Array.from({ length: warmEvents }, (_, i) => publish(via(i), i, warm)));
     await waitForReceipts(s0, rx, warmEvents * endpoints, 120_000);
-    if (processes > 1) await new Promise((r) => setTimeout(r, 3_000));
+    if (processes > 1) await sleep(3_000);
     await rx.take();
 
     // 1. Throughput: publish as fast as the API takes it, measure until the last delivery lands.
-    const db0 = store === "mongo" ? await dbCounters(servers) : null;
+    const rows0: PostgresCounters | null = pg ? await pg.settledCounters() : null;
+    const db0 = store === "memory" ? null : await dbCounters(servers);
     const cpu0 = servers.reduce((a, s) => a + cpuSeconds(s.pid), 0);
     const dbCpu0 = databaseCpu();
-    const load0 = loadavg()[0]!;
+    const pgCpu0 = pg?.cpuSeconds() ?? null;
+    const load0 = loads();
     const sent = new Map<string, number>();
     const publishCalls: number[] = [];
     const t0 = Date.now();
@@ -326,57 +362,77 @@ async function runStore(store: "memory" | "mongo", endpoints: number, processes:
     );
     const publishedAt = Date.now();
     await waitForReceipts(s0, rx, events * endpoints, 600_000);
-    const receipts = await rx.take();
-    checkComplete("throughput", receipts, sent, endpoints);
+    // Let the last results be written, and anything sent twice arrive, before counting.
+    await sleep(500);
+    const { first: receipts, duplicates } = checkComplete("throughput", await rx.take(), sent, endpoints);
     const t1 = Math.max(...receipts.map((r) => r.at));
-    // Let the last results be written before counting.
-    await new Promise((r) => setTimeout(r, 500));
-    const db1 = store === "mongo" ? await dbCounters(servers) : null;
+    const db1 = store === "memory" ? null : await dbCounters(servers);
     const cpu1 = servers.reduce((a, s) => a + cpuSeconds(s.pid), 0);
     const dbCpu1 = databaseCpu();
+    const pgCpu1 = pg?.cpuSeconds() ?? null;
+    const load1 = loads();
+    const rows1: PostgresCounters | null = pg ? await pg.settledCounters() : null;
+    const written = rows0 && rows1 ? writesBetween(rows0, rows1) : null;
     const deliveries = receipts.length;
     // Once publishing stops, what remains is pure dispatch: the backlog's drain rate.
     const drained = receipts.filter((r) => r.at > publishedAt).length;
     const drainRate = t1 > publishedAt ? Math.round(drained / ((t1 - publishedAt) / 1000)) : null;
     const perDelivery = (x: number) => Number((x / deliveries).toFixed(3));
     const per1000 = (x: number) => Number(((x / deliveries) * 1000).toFixed(2));
+    const heraldCpu = per1000(cpu1 - cpu0);
+    // The database's processes on this machine: for PostgreSQL, the children of the run's server's
+    // postmaster; for MongoDB, every FerretDB and PostgreSQL process by name (other users' included).
+    const postgresCpu =
+      store === "postgres"
+        ? pgCpu0 !== null && pgCpu1 !== null
+          ? per1000(pgCpu1 - pgCpu0)
+          : null
+        : store === "mongo"
+          ? per1000(dbCpu1.postgres - dbCpu0.postgres)
+          : null;
+    const ferretCpu = store === "mongo" ? per1000(dbCpu1.ferretdb - dbCpu0.ferretdb) : null;
 
     // 2. Latency at a steady publish rate.
     const steady = new Map<string, number>();
     const steadyCalls: number[] = [];
     const total = rate * RATE_SECONDS;
+    const steadyLoad0 = loads();
     const start = Date.now();
     const inflight: Promise<void>[] = [];
     for (let i = 0; i < total; i++) {
       const due = start + (i * 1000) / rate;
       const wait = due - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (wait > 0) await sleep(wait);
       inflight.push(publish(via(i), 100_000 + i, steady, steadyCalls));
     }
     await Promise.all(inflight);
     await waitForReceipts(s0, rx, total * endpoints, 300_000);
-    const steadyReceipts = await rx.take();
-    checkComplete("steady", steadyReceipts, steady, endpoints);
-    const latencies = steadyReceipts.map((r) => r.at - steady.get(r.id)!).sort((a, b) => a - b);
-    const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+    await sleep(500);
+    const steadyCheck = checkComplete("steady", await rx.take(), steady, endpoints);
+    const steadyReceipts = steadyCheck.first;
+    const latencies = sorted(steadyReceipts.map((r) => r.at - steady.get(r.id)!));
 
     return {
       store,
       processes,
       endpoints,
+      publish_concurrency: PUBLISH_CONCURRENCY,
       // The caps decide the ceiling: at most endpoints x per-endpoint requests are in flight.
       concurrency: Number(process.env.HERALD_CONCURRENCY ?? 200),
       endpoint_concurrency: Number(process.env.HERALD_ENDPOINT_CONCURRENCY ?? 10),
       throughput: {
         events,
         deliveries,
+        // Pairs that arrived more than once: none unless something was sent twice.
+        duplicates,
         publish_seconds: (publishedAt - t0) / 1000,
         seconds: (t1 - t0) / 1000,
         deliveries_per_second: Math.round(deliveries / ((t1 - t0) / 1000)),
         drain_deliveries_per_second: drainRate,
         publish_call_p50_ms: Number(pct(sorted(publishCalls), 50).toFixed(1)),
         db_round_trips_per_delivery: db0 && db1 ? perDelivery(db1.commands - db0.commands) : null,
-        db_documents_written_per_delivery: db0 && db1 ? perDelivery(db1.written - db0.written) : null,
+        db_documents_written_per_delivery:
+          store === "mongo" && db0 && db1 ? perDelivery(db1.written - db0.written) : null,
         db_round_trips_per_delivery_by_command:
           db0 && db1
             ? Object.fromEntries(
@@ -385,55 +441,127 @@ async function runStore(store: "memory" | "mongo", endpoints: number, processes:
                   .filter(([, v]) => v > 0),
               )
             : null,
-        herald_cpu_seconds_per_1000: per1000(cpu1 - cpu0),
-        // The database's processes on this machine, whoever made them work (other users included).
-        ferretdb_cpu_seconds_per_1000: store === "mongo" ? per1000(dbCpu1.ferretdb - dbCpu0.ferretdb) : null,
-        postgres_cpu_seconds_per_1000: store === "mongo" ? per1000(dbCpu1.postgres - dbCpu0.postgres) : null,
+        // PostgreSQL's own count (pg_stat_user_tables: inserted + updated + deleted), settled.
+        db_rows_written_per_delivery: written ? perDelivery(written.rows) : null,
+        db_rows_written_per_delivery_by_table: written
+          ? Object.fromEntries(
+              Object.entries(written.tables).map(([name, t]) => [
+                name,
+                {
+                  inserted: perDelivery(t.ins),
+                  updated: perDelivery(t.upd),
+                  hot_updated: perDelivery(t.hot),
+                  deleted: perDelivery(t.del),
+                },
+              ]),
+            )
+          : null,
+        db_transactions_per_delivery: written ? perDelivery(written.transactions) : null,
+        // The whole server's WAL: other databases' writes count too when the server is shared.
+        wal_bytes_per_delivery: written ? Math.round(written.walBytes / deliveries) : null,
+        herald_cpu_seconds_per_1000: heraldCpu,
+        ferretdb_cpu_seconds_per_1000: ferretCpu,
+        postgres_cpu_seconds_per_1000: postgresCpu,
+        herald_and_database_cpu_seconds_per_1000:
+          store === "memory"
+            ? heraldCpu
+            : postgresCpu === null
+              ? null
+              : Number((heraldCpu + postgresCpu + (ferretCpu ?? 0)).toFixed(2)),
         machine_cpu_seconds: Number((dbCpu1.machine - dbCpu0.machine).toFixed(1)),
-        load_average_before: Number(load0.toFixed(2)),
-        load_average_after: Number(loadavg()[0]!.toFixed(2)),
+        load_average_before: load0,
+        load_average_after: load1,
       },
       latency: {
         rate_events_per_second: rate,
         seconds: RATE_SECONDS,
         deliveries: steadyReceipts.length,
+        duplicates: steadyCheck.duplicates,
         p50_ms: pct(latencies, 50),
         p95_ms: pct(latencies, 95),
         p99_ms: pct(latencies, 99),
         max_ms: latencies[latencies.length - 1] ?? 0,
         publish_call_p50_ms: Number(pct(sorted(steadyCalls), 50).toFixed(1)),
+        load_average_before: steadyLoad0,
+        load_average_after: loads(),
       },
       peak_rss_mb: Math.round(Math.max(...servers.map((s) => peakRssMb(s.pid)))),
     };
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
     await rx.close();
+    await pg?.drop();
   }
 }
 
-const runs: { store: "memory" | "mongo"; processes: number }[] = [{ store: "memory", processes: 1 }];
-if (process.env.MONGODB_URI) for (const processes of PROCESS_COUNTS) runs.push({ store: "mongo", processes });
-else console.log("MONGODB_URI is not set: measuring the in-memory store only.");
-const stores = (process.env.BENCH_STORES ?? "memory,mongo").split(",");
+type Result = Awaited<ReturnType<typeof runStore>>;
 
-const results = [];
+/**
+ * Issue 16's targets for Herald on PostgreSQL, set for 2,000 events to 8 endpoints from 16 publishers
+ * and a latency phase at 50 events/s; a run of another shape is compared all the same, and says so.
+ */
+function targetLines(r: Result): string[] {
+  const t = r.throughput;
+  const shape =
+    t.events === 2_000 &&
+    r.endpoints === 8 &&
+    r.publish_concurrency === 16 &&
+    r.latency.rate_events_per_second === 50
+      ? ""
+      : ` (the targets' shape is 2,000 events x 8 endpoints, 16 publishers, 50 events/s; this run: ${t.events} x ${r.endpoints}, ${r.publish_concurrency}, ${r.latency.rate_events_per_second}/s)`;
+  const check = (ok: boolean | null) => (ok === null ? "n/a" : ok ? "met" : "MISSED");
+  const cpu = t.herald_and_database_cpu_seconds_per_1000;
+  return [
+    `targets${shape}:`,
+    `  Herald + PostgreSQL CPU s / 1,000 <= 0.25: ${cpu ?? "n/a"} ${check(cpu === null ? null : cpu <= 0.25)}`,
+    `  deliveries/s >= 5,500: ${t.deliveries_per_second} ${check(t.deliveries_per_second >= 5_500)}`,
+    `  publish call p50 <= 15 ms: ${t.publish_call_p50_ms} ms ${check(t.publish_call_p50_ms <= 15)}`,
+    `  publish->receipt p95 <= 5 ms at the fixed rate: ${r.latency.p95_ms} ms ${check(r.latency.p95_ms <= 5)}`,
+    `  nothing lost, nothing sent twice: ${t.duplicates + r.latency.duplicates} sent twice ${check(t.duplicates + r.latency.duplicates === 0)}`,
+  ];
+}
+
+const machine = {
+  cpus: cpus().length,
+  cpu: cpus()[0]?.model,
+  memory_gb: Math.round(totalmem() / 2 ** 30),
+  node: process.version,
+  load_average_at_start: loads(),
+};
+console.log(
+  `machine: ${machine.cpus} x ${machine.cpu}, ${machine.memory_gb} GiB, Node ${machine.node}, load average ${machine.load_average_at_start.join(" / ")} (1 / 5 / 15 min)`,
+);
+
+const runs: { store: Store; processes: number }[] = [{ store: "memory", processes: 1 }];
+if (process.env.MONGODB_URI) for (const processes of PROCESS_COUNTS) runs.push({ store: "mongo", processes });
+if (process.env.DATABASE_URL)
+  for (const processes of PROCESS_COUNTS) runs.push({ store: "postgres", processes });
+if (!process.env.MONGODB_URI && !process.env.DATABASE_URL)
+  console.log("Neither DATABASE_URL nor MONGODB_URI is set: measuring the in-memory store only.");
+const stores = (process.env.BENCH_STORES ?? "memory,mongo,postgres").split(",");
+
+const results: Result[] = [];
 for (const endpoints of ENDPOINT_COUNTS) {
   for (const { store, processes } of runs) {
     if (!stores.includes(store)) continue;
     console.log(
-      `\n== ${store}, ${processes} process${processes > 1 ? "es" : ""}, ${endpoints} endpoints` +
+      `\n== ${store}, ${processes} process${processes > 1 ? "es" : ""}, ${endpoints} endpoints, ${PUBLISH_CONCURRENCY} publishers` +
         ` (HERALD_CONCURRENCY=${process.env.HERALD_CONCURRENCY ?? 200}, HERALD_ENDPOINT_CONCURRENCY=${process.env.HERALD_ENDPOINT_CONCURRENCY ?? 10})`,
     );
     const r = await runStore(store, endpoints, processes);
     results.push(r);
     const t = r.throughput;
+    const l = r.latency;
+    const byTable = t.db_rows_written_per_delivery_by_table;
     console.log(
       [
-        `deliveries/s            ${t.deliveries_per_second}  (${t.deliveries} in ${t.seconds.toFixed(2)} s, publishing concurrently for ${t.publish_seconds.toFixed(2)} s)`,
+        `deliveries/s            ${t.deliveries_per_second}  (${t.deliveries} in ${t.seconds.toFixed(2)} s, publishing concurrently for ${t.publish_seconds.toFixed(2)} s; ${t.duplicates} sent twice)`,
         `drain deliveries/s      ${t.drain_deliveries_per_second ?? "n/a"}  (backlog after publishing stopped)`,
-        `publish call p50        ${t.publish_call_p50_ms} ms (as fast as possible), ${r.latency.publish_call_p50_ms} ms (at the fixed rate)`,
-        `latency @${r.latency.rate_events_per_second} events/s   p50 ${r.latency.p50_ms} ms  p95 ${r.latency.p95_ms} ms  p99 ${r.latency.p99_ms} ms  max ${r.latency.max_ms} ms`,
-        `per delivery            ${t.db_round_trips_per_delivery ?? "n/a"} round trips, ${t.db_documents_written_per_delivery ?? "n/a"} documents written`,
+        `publish call p50        ${t.publish_call_p50_ms} ms (as fast as possible), ${l.publish_call_p50_ms} ms (at the fixed rate)`,
+        `latency @${l.rate_events_per_second} events/s   p50 ${l.p50_ms} ms  p95 ${l.p95_ms} ms  p99 ${l.p99_ms} ms  max ${l.max_ms} ms  (${l.duplicates} sent twice; load ${l.load_average_before[0]} → ${l.load_average_after[0]})`,
+        store === "postgres"
+          ? `per delivery            ${t.db_round_trips_per_delivery ?? "n/a"} round trips (statements), ${t.db_rows_written_per_delivery ?? "n/a"} rows written, ${t.db_transactions_per_delivery ?? "n/a"} transactions, ${t.wal_bytes_per_delivery ?? "n/a"} WAL bytes`
+          : `per delivery            ${t.db_round_trips_per_delivery ?? "n/a"} round trips, ${t.db_documents_written_per_delivery ?? "n/a"} documents written`,
         ...(t.db_round_trips_per_delivery_by_command
           ? [
               `round trips by command  ${Object.entries(t.db_round_trips_per_delivery_by_command)
@@ -441,23 +569,23 @@ for (const endpoints of ENDPOINT_COUNTS) {
                 .join(", ")}`,
             ]
           : []),
-        `CPU s per 1,000         Herald ${t.herald_cpu_seconds_per_1000}, FerretDB ${t.ferretdb_cpu_seconds_per_1000 ?? "n/a"}, PostgreSQL ${t.postgres_cpu_seconds_per_1000 ?? "n/a"} (machine load ${t.load_average_before} → ${t.load_average_after})`,
+        ...(byTable
+          ? [
+              `rows written by table   ${Object.entries(byTable)
+                .map(([k, v]) => `${k} +${v.inserted} ~${v.updated} (HOT ${v.hot_updated}) -${v.deleted}`)
+                .join(", ")}`,
+            ]
+          : []),
+        `CPU s per 1,000         Herald ${t.herald_cpu_seconds_per_1000}, FerretDB ${t.ferretdb_cpu_seconds_per_1000 ?? "n/a"}, PostgreSQL ${t.postgres_cpu_seconds_per_1000 ?? "n/a"}; together ${t.herald_and_database_cpu_seconds_per_1000 ?? "n/a"}`,
+        `machine load            ${t.load_average_before.join(" / ")} → ${t.load_average_after.join(" / ")} (1 / 5 / 15 min, before → after the throughput phase)`,
         `peak RSS (Herald)       ${r.peak_rss_mb} MiB`,
+        ...(store === "postgres" ? targetLines(r) : []),
       ].join("\n"),
     );
   }
 }
 
-const out = {
-  at: new Date().toISOString(),
-  machine: {
-    cpus: cpus().length,
-    cpu: cpus()[0]?.model,
-    memory_gb: Math.round(totalmem() / 2 ** 30),
-    node: process.version,
-  },
-  results,
-};
+const out = { at: new Date().toISOString(), machine, results };
 mkdirSync(join(ROOT, "bench/results"), { recursive: true });
 const file = join(ROOT, "bench/results", `${out.at.replace(/[:.]/g, "-")}.json`);
 writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
