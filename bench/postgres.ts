@@ -21,6 +21,14 @@ export interface TableWrites {
   del: number;
 }
 
+/** One normalised statement's work in the run's database, from pg_stat_statements. */
+export interface StatementWork {
+  query: string;
+  calls: number;
+  rows: number;
+  ms: number;
+}
+
 export interface PostgresCounters {
   tables: Record<string, TableWrites>;
   /** Transactions committed and rolled back in the run's database. */
@@ -39,6 +47,8 @@ export class BenchDatabase {
     readonly url: string,
     /** The postmaster's pid when the server runs on this machine and /proc shows it; else null. */
     readonly postmaster: number | null,
+    /** Whether the server records statements (pg_stat_statements in shared_preload_libraries). */
+    readonly statementsRecorded: boolean,
   ) {}
 
   /** Creates database `name` on the server at `serverUrl` and connects to it. */
@@ -54,7 +64,28 @@ export class BenchDatabase {
     const url = withDatabase(serverUrl, name);
     const stats = postgres(url, quiet);
     const [row] = await stats<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
-    return new BenchDatabase(admin, stats, name, url, localPostmaster(row!.pid, name));
+    // A server that preloads pg_stat_statements can say which statements a delivery costs.
+    const recorded = await stats
+      .unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+      .then(() => stats`SELECT 1 FROM pg_stat_statements LIMIT 1`)
+      .then(
+        () => true,
+        () => false,
+      );
+    return new BenchDatabase(admin, stats, name, url, localPostmaster(row!.pid, name), recorded);
+  }
+
+  /** Every statement run in this database so far, by query id; empty when the server does not record them. */
+  async statements(): Promise<Map<string, StatementWork>> {
+    const out = new Map<string, StatementWork>();
+    if (!this.statementsRecorded) return out;
+    const rows = await this.stats<({ id: string } & StatementWork)[]>`
+      SELECT queryid::text AS id, query, calls::float8 AS calls, rows::float8 AS rows,
+             total_exec_time AS ms
+      FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+    for (const r of rows) out.set(r.id, { query: r.query, calls: r.calls, rows: r.rows, ms: r.ms });
+    return out;
   }
 
   /**
@@ -119,6 +150,20 @@ export function writesBetween(a: PostgresCounters, b: PostgresCounters) {
     rows += d.ins + d.upd + d.del;
   }
   return { rows, tables, transactions: b.transactions - a.transactions, walBytes: b.walBytes - a.walBytes };
+}
+
+/** The statements run between two readings, most called first. */
+export function statementsBetween(
+  a: Map<string, StatementWork>,
+  b: Map<string, StatementWork>,
+): StatementWork[] {
+  const out: StatementWork[] = [];
+  for (const [id, w] of b) {
+    const s = a.get(id) ?? { calls: 0, rows: 0, ms: 0 };
+    const d = { query: w.query, calls: w.calls - s.calls, rows: w.rows - s.rows, ms: w.ms - s.ms };
+    if (d.calls > 0) out.push(d);
+  }
+  return out.sort((x, y) => y.calls - x.calls);
 }
 
 /** `url` naming database `name` instead of its own (host, user, password and options kept). */

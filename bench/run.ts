@@ -10,7 +10,13 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { Worker } from "node:worker_threads";
 import { Agent, request } from "undici";
-import { BenchDatabase, type PostgresCounters, writesBetween } from "./postgres.ts";
+import {
+  BenchDatabase,
+  type PostgresCounters,
+  type StatementWork,
+  statementsBetween,
+  writesBetween,
+} from "./postgres.ts";
 
 type Store = "memory" | "mongo" | "postgres";
 
@@ -343,6 +349,7 @@ async function runStore(store: Store, endpoints: number, processes: number) {
 
     // 1. Throughput: publish as fast as the API takes it, measure until the last delivery lands.
     const rows0: PostgresCounters | null = pg ? await pg.settledCounters() : null;
+    const statements0 = pg ? await pg.statements() : new Map<string, StatementWork>();
     const db0 = store === "memory" ? null : await dbCounters(servers);
     const cpu0 = servers.reduce((a, s) => a + cpuSeconds(s.pid), 0);
     const dbCpu0 = databaseCpu();
@@ -371,6 +378,7 @@ async function runStore(store: Store, endpoints: number, processes: number) {
     const dbCpu1 = databaseCpu();
     const pgCpu1 = pg?.cpuSeconds() ?? null;
     const load1 = loads();
+    const statements = pg ? statementsBetween(statements0, await pg.statements()) : [];
     const rows1: PostgresCounters | null = pg ? await pg.settledCounters() : null;
     const written = rows0 && rows1 ? writesBetween(rows0, rows1) : null;
     const deliveries = receipts.length;
@@ -459,6 +467,15 @@ async function runStore(store: Store, endpoints: number, processes: number) {
         db_transactions_per_delivery: written ? perDelivery(written.transactions) : null,
         // The whole server's WAL: other databases' writes count too when the server is shared.
         wal_bytes_per_delivery: written ? Math.round(written.walBytes / deliveries) : null,
+        // With pg_stat_statements preloaded: each statement's calls per delivery, rows per call, mean ms.
+        db_statements_per_delivery: statements.length
+          ? statements.map((w) => ({
+              calls: perDelivery(w.calls),
+              rows_per_call: Number((w.rows / w.calls).toFixed(1)),
+              mean_ms: Number((w.ms / w.calls).toFixed(3)),
+              query: w.query.replace(/\s+/g, " "),
+            }))
+          : null,
         herald_cpu_seconds_per_1000: heraldCpu,
         ferretdb_cpu_seconds_per_1000: ferretCpu,
         postgres_cpu_seconds_per_1000: postgresCpu,
@@ -574,6 +591,15 @@ for (const endpoints of ENDPOINT_COUNTS) {
               `rows written by table   ${Object.entries(byTable)
                 .map(([k, v]) => `${k} +${v.inserted} ~${v.updated} (HOT ${v.hot_updated}) -${v.deleted}`)
                 .join(", ")}`,
+            ]
+          : []),
+        ...(t.db_statements_per_delivery
+          ? [
+              "statements per delivery (pg_stat_statements; calls, rows per call, mean ms):",
+              ...t.db_statements_per_delivery
+                .filter((w) => w.calls >= 0.001)
+                .slice(0, 12)
+                .map((w) => `  ${w.calls}  ${w.rows_per_call}  ${w.mean_ms}  ${w.query.slice(0, 150)}`),
             ]
           : []),
         `CPU s per 1,000         Herald ${t.herald_cpu_seconds_per_1000}, FerretDB ${t.ferretdb_cpu_seconds_per_1000 ?? "n/a"}, PostgreSQL ${t.postgres_cpu_seconds_per_1000 ?? "n/a"}; together ${t.herald_and_database_cpu_seconds_per_1000 ?? "n/a"}`,
