@@ -1,28 +1,183 @@
+import { execFile, spawnSync } from "node:child_process";
+import { accessSync, constants, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { delimiter, join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 
 /**
- * One MongoDB for the whole run: MONGODB_URI when set (CI points it at FerretDB), otherwise an
- * in-memory mongod from mongodb-memory-server. Each test file then uses a database of its own.
+ * The run's database servers, one of each for the whole run; each test file then makes a database of
+ * its own on them (test/support/postgres.ts, mongo.ts, store.ts).
+ *
+ * PostgreSQL (`postgresUrl`, a server URL whose database `postgres` takes CREATE DATABASE): DATABASE_URL
+ * when set; else a cluster started for the run from the machine's PostgreSQL binaries by
+ * scripts/postgres.sh; else "" and every test file starts an embedded PostgreSQL of its own (PGlite).
+ *
+ * MongoDB (`mongoUri`), for the Mongo adapter's tests: MONGODB_URI when set; else a mongod that is
+ * already on the machine, through mongodb-memory-server (never a download); else FerretDB started by
+ * scripts/ferretdb.sh when it is built or `go` can build it (minutes, once per machine). With none of
+ * these, `mongoUri` is "" and `mongoUnavailable` the one line that the tests needing MongoDB fail with;
+ * every other test runs.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  // Until the PostgreSQL fallbacks land: DATABASE_URL, else the development server.
-  project.provide("postgresUrl", process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:55432/postgres");
-  const given = process.env.MONGODB_URI;
-  if (given) {
-    project.provide("mongoUri", given);
-    return async () => {};
-  }
-  const { MongoMemoryServer } = await import("mongodb-memory-server");
-  let server: InstanceType<typeof MongoMemoryServer>;
-  try {
-    server = await MongoMemoryServer.create({ instance: { ip: "127.0.0.1" } });
-  } catch (e) {
-    throw new Error(
-      `No MongoDB for the tests: MONGODB_URI is not set and mongodb-memory-server could not start one (${(e as Error).message}). Set MONGODB_URI to a MongoDB 7+ or FerretDB server on loopback.`,
-    );
-  }
-  project.provide("mongoUri", server.getUri());
+  const [postgres, mongo] = await Promise.all([runPostgres(), runMongo()]);
+  project.provide("postgresUrl", postgres.url);
+  project.provide("mongoUri", mongo.uri);
+  project.provide("mongoUnavailable", mongo.unavailable);
   return async () => {
-    await server.stop();
+    await Promise.allSettled([postgres.stop(), mongo.stop()]);
   };
+}
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+interface Started {
+  stop(): Promise<void>;
+}
+
+const nothingToStop = async () => {};
+
+function note(message: string): void {
+  process.stderr.write(`global setup: ${message}\n`);
+}
+
+/** Runs a script of scripts/, answering its stdout; rejects with its stderr. */
+function script(name: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    execFile(
+      join(ROOT, "scripts", name),
+      args,
+      { env: { ...process.env, ...env }, maxBuffer: 1 << 20 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`scripts/${name} ${args.join(" ")}: ${stderr.trim() || error.message}`));
+        else resolvePromise(stdout);
+      },
+    );
+  });
+}
+
+/** The value that `scripts/<x>.sh start` prints as `export NAME=value`. */
+function exported(stdout: string, name: string): string {
+  const m = new RegExp(`^export ${name}=(\\S+)$`, "m").exec(stdout);
+  if (!m?.[1]) throw new Error(`no ${name} in: ${stdout}`);
+  return m[1];
+}
+
+/** A state directory for a script's server; PostgreSQL's own user must reach it when run as root. */
+function stateDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+function onPath(command: string): string | null {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, command);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+/** Whether this machine has PostgreSQL server binaries that scripts/postgres.sh can run (as it finds them). */
+function postgresBinaries(): boolean {
+  let debian = false;
+  try {
+    debian = readdirSync("/usr/lib/postgresql").some((v) =>
+      existsSync(`/usr/lib/postgresql/${v}/bin/initdb`),
+    );
+  } catch {
+    // not Debian's layout
+  }
+  if (!debian && !(onPath("initdb") && onPath("pg_ctl"))) return false;
+  // As root the server runs as the `postgres` OS user (PostgreSQL refuses to run as root).
+  return process.getuid?.() !== 0 || spawnSync("id", ["-u", "postgres"]).status === 0;
+}
+
+async function runPostgres(): Promise<Started & { url: string }> {
+  const given = process.env.DATABASE_URL;
+  if (given) return { url: given, stop: nothingToStop };
+  if (postgresBinaries()) {
+    const state = stateDir("herald-test-pg-");
+    try {
+      // Only the machine's binaries: the tests never install anything.
+      const out = await script("postgres.sh", ["start", state], { POSTGRES_INSTALL: "no" });
+      return {
+        url: exported(out, "DATABASE_URL"),
+        stop: async () => {
+          await script("postgres.sh", ["stop", state]).catch((e: Error) => note(e.message));
+        },
+      };
+    } catch (e) {
+      note(`${(e as Error).message}; the tests use the embedded PostgreSQL instead`);
+      rmSync(state, { recursive: true, force: true });
+    }
+  }
+  return { url: "", stop: nothingToStop };
+}
+
+async function runMongo(): Promise<Started & { uri: string; unavailable: string }> {
+  const given = process.env.MONGODB_URI;
+  if (given) return { uri: given, unavailable: "", stop: nothingToStop };
+  const mongod = await startMongod();
+  if (mongod) return { ...mongod, unavailable: "" };
+  const ferret = await startFerretDb();
+  if (ferret) return { ...ferret, unavailable: "" };
+  return {
+    uri: "",
+    unavailable:
+      "No MongoDB for the Mongo adapter's tests: set MONGODB_URI to a MongoDB 7+ or FerretDB server on loopback, put mongod on PATH (or MONGOMS_SYSTEM_BINARY), or install Go so scripts/ferretdb.sh can build FerretDB.",
+    stop: nothingToStop,
+  };
+}
+
+/** A mongod through mongodb-memory-server, only from a binary already on this machine. */
+async function startMongod(): Promise<(Started & { uri: string }) | null> {
+  const { DryMongoBinary, MongoMemoryServer } = await import("mongodb-memory-server");
+  let binary: string | undefined;
+  try {
+    binary = onPath("mongod") ?? (await DryMongoBinary.locateBinary({ version: "" }));
+  } catch (e) {
+    note(`no usable mongod (${(e as Error).message})`);
+    return null;
+  }
+  if (!binary) return null;
+  try {
+    const server = await MongoMemoryServer.create({
+      instance: { ip: "127.0.0.1" },
+      binary: { systemBinary: binary },
+    });
+    return { uri: server.getUri(), stop: async () => void (await server.stop()) };
+  } catch (e) {
+    note(`mongod at ${binary} did not start (${(e as Error).message})`);
+    return null;
+  }
+}
+
+/** FerretDB by scripts/ferretdb.sh, when it is built already or `go` can build it. */
+async function startFerretDb(): Promise<(Started & { uri: string }) | null> {
+  const built = existsSync(
+    process.env.FERRETDB_BIN ?? join(homedir(), ".cache", "herald-ci", "ferretdb-v1.24.0"),
+  );
+  if (!built && !onPath("go")) return null;
+  if (!built)
+    note(
+      "no mongod here: building FerretDB with go for the Mongo adapter's tests (minutes, once per machine)",
+    );
+  const state = stateDir("herald-test-ferretdb-");
+  try {
+    const out = await script("ferretdb.sh", ["start", state], { POSTGRES_INSTALL: "no" });
+    return {
+      uri: exported(out, "MONGODB_URI"),
+      stop: async () => {
+        await script("ferretdb.sh", ["stop", state]).catch((e: Error) => note(e.message));
+      },
+    };
+  } catch (e) {
+    note((e as Error).message);
+    rmSync(state, { recursive: true, force: true });
+    return null;
+  }
 }

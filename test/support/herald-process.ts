@@ -57,6 +57,16 @@ function command(runtime: Runtime): [string, string[]] {
   }
 }
 
+/**
+ * The test run's environment without its database settings: the run's DATABASE_URL or MONGODB_URI
+ * (CI sets both) must not reach a Herald process, which would refuse both set, or use a database its
+ * test did not choose. A process gets the database its test names in `env`.
+ */
+function withoutDatabase(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _d, MONGODB_URI: _m, MONGODB_DB: _n, HERALD_STORE: _s, ...rest } = env;
+  return rest;
+}
+
 /** Starts a real Herald process on loopback and waits (with a deadline) until it answers /healthz. */
 export async function startHerald(options: StartOptions = {}): Promise<HeraldProcess> {
   const runtime = options.runtime ?? "node";
@@ -68,7 +78,7 @@ export async function startHerald(options: StartOptions = {}): Promise<HeraldPro
   const child = spawn(cmd, args, {
     cwd: ROOT,
     env: {
-      ...process.env,
+      ...withoutDatabase(process.env),
       HOST: "127.0.0.1",
       PORT: String(port),
       ...(ownDataDir ? { HERALD_DATA_DIR: ownDataDir } : {}),

@@ -12,6 +12,16 @@ export interface FreshMongo {
   cleanup(): Promise<void>;
 }
 
+/**
+ * The run's MongoDB server (global-setup.ts). Where none could be had, throws the one line that says
+ * what to provide: only the tests that need MongoDB fail then.
+ */
+export function runMongoUri(): string {
+  const uri = inject("mongoUri");
+  if (!uri) throw new Error(inject("mongoUnavailable"));
+  return uri;
+}
+
 /** A database name unique to this call: `<prefix>_<random>`, within FerretDB's name rules. */
 export function uniqueDbName(prefix: string): string {
   const random = globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 16);
@@ -20,7 +30,7 @@ export function uniqueDbName(prefix: string): string {
 
 /** MongoDB repositories over a new, empty database on the run's server (see global-setup.ts). */
 export async function freshMongoRepositories(prefix = "herald_test"): Promise<FreshMongo> {
-  const uri = inject("mongoUri");
+  const uri = runMongoUri();
   const name = uniqueDbName(prefix);
   const client = new MongoClient(uri, DEFAULT_CLIENT_OPTIONS);
   await client.connect();

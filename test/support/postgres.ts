@@ -1,27 +1,77 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Options, PostgresType } from "postgres";
 import { inject } from "vitest";
 import { openPostgres } from "../../src/adapters/postgres/connection.ts";
 
-/** A database of its own on the run's PostgreSQL server (global-setup.ts provides `postgresUrl`). */
-export async function freshPostgresDatabase(prefix = "herald_test"): Promise<{ url: string; cleanup(): Promise<void> }> {
-  const server = new URL(inject("postgresUrl"));
-  const name = `${prefix}_${globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`.slice(0, 63);
-  const admin = openPostgres(server.toString(), { max: 1 });
-  try {
-    await admin.unsafe(`CREATE DATABASE "${name}"`);
-  } finally {
-    await admin.end({ timeout: 5 });
-  }
-  const url = new URL(server);
+export type PostgresOptions = Options<Record<string, PostgresType>>;
+
+export interface FreshPostgres {
+  /** postgres://.../<database>: the database of its own. */
+  url: string;
+  /** Connection options the database needs (the embedded one's); {} on a server. */
+  options: PostgresOptions;
+  /** Whether this is an embedded PostgreSQL in this test process (no server for the run). */
+  embedded: boolean;
+  /** Drops the database, closing whatever is still connected to it. */
+  cleanup(): Promise<void>;
+}
+
+/** A database name unique to this call: `<prefix>_<random>`, lower-case, within PostgreSQL's 63 bytes. */
+export function uniquePostgresName(prefix: string): string {
+  const random = globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 16);
+  return `${prefix.toLowerCase().replace(/[^a-z0-9_]/g, "_")}_${random}`.slice(0, 63);
+}
+
+/**
+ * A database of its own on the run's PostgreSQL server (global-setup.ts provides `postgresUrl`): one per
+ * test file, made with CREATE DATABASE, nothing shared. With no server for the run, an embedded
+ * PostgreSQL of its own in a temporary directory instead.
+ */
+export async function freshPostgresDatabase(prefix = "herald_test"): Promise<FreshPostgres> {
+  const serverUrl = inject("postgresUrl");
+  if (!serverUrl) return freshEmbedded();
+  const name = uniquePostgresName(prefix);
+  const admin = async (statement: string) => {
+    const sql = openPostgres(serverUrl, { max: 1 });
+    try {
+      await sql.unsafe(statement);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  };
+  await admin(`CREATE DATABASE "${name}"`);
+  const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    async cleanup() {
-      const a = openPostgres(server.toString(), { max: 1 });
-      try {
-        await a.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await a.end({ timeout: 5 });
-      }
-    },
+    options: {},
+    embedded: false,
+    // FORCE (PostgreSQL 13+) ends the connections of Herald processes a test left running.
+    cleanup: () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
   };
+}
+
+async function freshEmbedded(): Promise<FreshPostgres> {
+  const { startEmbeddedPostgres } = await import("../../src/adapters/postgres/embedded.ts");
+  const dir = mkdtempSync(join(tmpdir(), "herald-test-embedded-"));
+  try {
+    const embedded = await startEmbeddedPostgres(dir);
+    return {
+      url: embedded.url,
+      options: embedded.options,
+      embedded: true,
+      async cleanup() {
+        try {
+          await embedded.stop();
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+    };
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
 }

@@ -2,7 +2,11 @@ import "vitest";
 
 declare module "vitest" {
   export interface ProvidedContext {
-    mongoUri: string;
+    /** The run's PostgreSQL server (its `postgres` database); "": none, each file starts an embedded one. */
     postgresUrl: string;
+    /** The run's MongoDB server; "" when none could be had (see `mongoUnavailable`). */
+    mongoUri: string;
+    /** Why there is no MongoDB, in one line saying what to provide; "" when there is one. */
+    mongoUnavailable: string;
   }
 }
