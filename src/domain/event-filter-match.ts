@@ -13,28 +13,51 @@ export interface FilterVerdict {
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** The values a dotted path reaches: none when it is missing, several through arrays. */
-function resolve(root: unknown, segments: readonly string[]): unknown[] {
-  let current: unknown[] = [root];
-  for (const segment of segments) {
-    const next: unknown[] = [];
-    for (const value of current) {
-      if (Array.isArray(value)) {
-        if (/^\d+$/.test(segment) && Number(segment) < value.length) next.push(value[Number(segment)]);
-        for (const item of value)
-          if (isPlainObject(item) && Object.hasOwn(item, segment)) next.push(item[segment]);
-      } else if (isPlainObject(value) && Object.hasOwn(value, segment)) {
-        next.push(value[segment]);
-      }
-    }
-    current = next;
-  }
-  return current;
+/** Where a path stops at an object lacking the next field, or at a value with no fields (null, 4, "x"). */
+const MISSING: unique symbol = Symbol("missing");
+type Missing = typeof MISSING;
+
+/** A value a path reached, and whether its last step was an array index (`tags.0`). */
+interface Hit {
+  value: unknown;
+  byIndex: boolean;
 }
 
-/** The values a test looks at: each value found, and the items of those that are arrays. */
-const candidates = (found: readonly unknown[]): unknown[] =>
-  found.flatMap((v) => (Array.isArray(v) ? [v, ...v] : [v]));
+const isIndex = (segment: string) => /^\d+$/.test(segment);
+
+/**
+ * What a dotted path reaches, by MongoDB's rules: through an array, a numeric part picks an item and
+ * every object item is looked into as well (scalars and nested arrays are passed over, so `a.b` on
+ * `a: [null, 1, []]` reaches nothing); an object lacking the field, or a scalar in the way, is MISSING,
+ * which null equals (`a.b` on `a: [{"b": 3}, {}]` reaches 3 and MISSING).
+ */
+function resolve(root: unknown, segments: readonly string[]): (Hit | Missing)[] {
+  const hits: (Hit | Missing)[] = [];
+  const walk = (value: unknown, i: number, byIndex: boolean): void => {
+    if (i === segments.length) {
+      hits.push({ value, byIndex });
+      return;
+    }
+    const segment = segments[i]!;
+    if (Array.isArray(value)) {
+      if (isIndex(segment) && Number(segment) < value.length) walk(value[Number(segment)], i + 1, true);
+      for (const item of value) if (isPlainObject(item)) walk(item, i, false);
+    } else if (isPlainObject(value) && Object.hasOwn(value, segment)) {
+      walk(value[segment], i + 1, false);
+    } else hits.push(MISSING);
+  };
+  walk(root, 0, false);
+  return hits;
+}
+
+/**
+ * The values a test looks at: each value reached, and the items of an array reached by field (an
+ * array reached by index is looked at whole: `a.0` does not match 42 in `a: [[42]]`).
+ */
+const candidates = (hits: readonly (Hit | Missing)[]): unknown[] =>
+  hits.flatMap((h) =>
+    h === MISSING ? [h] : Array.isArray(h.value) && !h.byIndex ? [h.value, ...h.value] : [h.value],
+  );
 
 /** JSON equality: same type, same value; arrays in order; objects with the same keys, in any order. */
 function same(a: unknown, b: unknown): boolean {
@@ -76,37 +99,38 @@ function compare(a: unknown, b: number | string, instant: boolean): number | nul
   return null;
 }
 
-function equals(value: unknown, found: readonly unknown[], instant: boolean): boolean {
+function equals(value: unknown, seen: readonly unknown[], instant: boolean): boolean {
   // As in MongoDB, null stands for "null or missing".
-  if (value === null) return found.length === 0 || candidates(found).some((v) => v === null);
+  if (value === null) return seen.some((v) => v === null || v === MISSING);
   if (instant) {
     const ms = instantOf(value);
-    return candidates(found).some((v) => instantOf(v) === ms);
+    return seen.some((v) => instantOf(v) === ms);
   }
-  return candidates(found).some((v) => same(v, value));
+  return seen.some((v) => same(v, value));
 }
 
-function holds(t: FieldTest, found: readonly unknown[], instant: boolean): boolean {
+/** Whether the test holds of what the path reached (`seen`: its candidates). */
+function holds(t: FieldTest, seen: readonly unknown[], instant: boolean): boolean {
   switch (t.op) {
     case "$eq":
-      return equals(t.value, found, instant);
+      return equals(t.value, seen, instant);
     case "$ne":
-      return !equals(t.value, found, instant);
+      return !equals(t.value, seen, instant);
     case "$in":
-      return t.values.some((v) => equals(v, found, instant));
+      return t.values.some((v) => equals(v, seen, instant));
     case "$nin":
-      return !t.values.some((v) => equals(v, found, instant));
+      return !t.values.some((v) => equals(v, seen, instant));
     case "$exists":
-      return found.length > 0 === t.value;
+      return seen.some((v) => v !== MISSING) === t.value;
     case "$regex":
-      return candidates(found).some((v) => typeof v === "string" && t.regex.test(v));
+      return seen.some((v) => typeof v === "string" && t.regex.test(v));
     case "$not":
-      return !t.tests.every((inner) => holds(inner, found, instant));
+      return !t.tests.every((inner) => holds(inner, seen, instant));
     case "$gt":
     case "$gte":
     case "$lt":
     case "$lte":
-      return candidates(found).some((v) => {
+      return seen.some((v) => {
         const d = compare(v, t.value, instant);
         if (d === null) return false;
         return t.op === "$gt" ? d > 0 : t.op === "$gte" ? d >= 0 : t.op === "$lt" ? d < 0 : d <= 0;
@@ -146,12 +170,11 @@ function expected(t: FieldTest): string {
   }
 }
 
-const actual = (found: readonly unknown[]): string =>
-  found.length === 0
-    ? "missing"
-    : found.length === 1
-      ? shown(found[0])
-      : `${shown(found)} (through an array)`;
+function actual(hits: readonly (Hit | Missing)[]): string {
+  const values = hits.flatMap((h) => (h === MISSING ? [] : [h.value]));
+  if (values.length === 0) return "missing";
+  return hits.length === 1 ? shown(values[0]) : `${shown(values)} (through an array)`;
+}
 
 /** Whether the clause holds; when `why` is given, each failed part is added to it. */
 function clauseHolds(c: Clause, root: unknown, why: FilterIssue[] | null): boolean {
@@ -186,13 +209,14 @@ function clauseHolds(c: Clause, root: unknown, why: FilterIssue[] | null): boole
       return true;
     }
     case "field": {
-      const found = resolve(root, c.segments);
+      const hits = resolve(root, c.segments);
+      const seen = candidates(hits);
       let ok = true;
       for (const t of c.tests) {
-        if (holds(t, found, c.instant)) continue;
+        if (holds(t, seen, c.instant)) continue;
         ok = false;
         if (!why) return false;
-        why.push({ path: t.at, message: `${c.field} is ${actual(found)}; expected ${expected(t)}` });
+        why.push({ path: t.at, message: `${c.field} is ${actual(hits)}; expected ${expected(t)}` });
       }
       return ok;
     }

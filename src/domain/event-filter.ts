@@ -76,11 +76,29 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
 // ISO 8601 with a time zone, or a date (midnight UTC): what occurred_at is compared with.
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+const TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})(T(\d{2}):(\d{2})(:(\d{2})(\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2})))?$/;
 
-/** The instant of an ISO 8601 timestamp or date, in ms since the epoch; null when it is not one. */
+/** Days in a month of the proleptic Gregorian calendar (month 1–12). */
+function daysIn(year: number, month: number): number {
+  if (month !== 2) return [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+}
+
+/**
+ * The instant of an ISO 8601 timestamp or date, in ms since the epoch; null when it is not one.
+ * Every field is checked against the calendar and the clock first: Date.parse rolls 2026-02-30 over
+ * to March 2 in some runtimes, and a filter must not compare with a day that does not exist.
+ */
 export function instantOf(value: unknown): number | null {
-  if (typeof value !== "string" || !TIMESTAMP.test(value)) return null;
+  if (typeof value !== "string") return null;
+  const m = TIMESTAMP.exec(value);
+  if (!m) return null;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return null;
+  const [hour, minute, second] = [Number(m[5] ?? 0), Number(m[6] ?? 0), Number(m[8] ?? 0)];
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  if (m[11] !== undefined && (Number(m[11]) > 23 || Number(m[12]) > 59)) return null;
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? null : ms;
 }
