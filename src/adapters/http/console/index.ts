@@ -145,6 +145,15 @@ export function consoleApp(deps: HttpDeps, cd: ConsoleDeps): Hono<ConsoleEnv> {
     return c.redirect("/portal", 303);
   });
 
+  app.get("/portal/signed-out", (c) =>
+    c.html(
+      page(
+        { title: "Signed out", mode: "portal", base: "/portal" },
+        messagePage("Signed out", "You can close this page."),
+      ),
+    ),
+  );
+
   app.route("/console", consoleRoutes("console", deps, cd));
   app.route("/portal", consoleRoutes("portal", deps, cd));
   return app;

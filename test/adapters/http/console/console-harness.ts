@@ -82,25 +82,42 @@ export async function makeConsoleHarness(options: { frameAncestors?: string[]; l
   const request = (path: string, init: RequestInit = {}) =>
     app.request(new Request(`${ORIGIN}${path}`, init));
 
-  /** A browser: a cookie jar for one cookie name, and same-origin form posts carrying the page's CSRF token. */
+  /**
+   * A browser: a cookie jar (the session cookie `cookieName`, and any other the console sets, such as a
+   * flash), and same-origin form posts carrying the page's CSRF token.
+   */
   const browser = (cookieName = "herald_console") => {
-    let cookie: string | null = null;
+    const jar = new Map<string, string>();
+    const cookies = () => [...jar].map(([name, value]) => `${name}=${value}`).join("; ");
     const b = {
+      /** The session cookie, as `name=value`; null when there is none. */
       get cookie() {
-        return cookie;
+        const value = jar.get(cookieName);
+        return value ? `${cookieName}=${value}` : null;
+      },
+      /** Every cookie the browser holds, by name. */
+      get jar(): ReadonlyMap<string, string> {
+        return jar;
       },
       remember(res: Response) {
         for (const line of res.headers.getSetCookie()) {
           const [pair] = line.split(";");
           const [name, value] = pair!.split("=");
-          if (name === cookieName) cookie = value ? `${name}=${value}` : null;
+          if (value && !/max-age=0/i.test(line)) jar.set(name!, value);
+          else jar.delete(name!);
         }
         return res;
       },
       async get(path: string, headers: Record<string, string> = {}) {
         return b.remember(
-          await request(path, { headers: { ...headers, ...(cookie ? { Cookie: cookie } : {}) } }),
+          await request(path, { headers: { ...headers, ...(jar.size > 0 ? { Cookie: cookies() } : {}) } }),
         );
+      },
+      /** Follows a redirect (Post/Redirect/Get) as a browser does: a GET of its Location. */
+      async follow(res: Response) {
+        const location = res.headers.get("location");
+        if (res.status !== 303 || !location) throw new Error(`not a 303 redirect: ${res.status}`);
+        return b.get(location);
       },
       async post(
         path: string,
@@ -118,7 +135,7 @@ export async function makeConsoleHarness(options: { frameAncestors?: string[]; l
               Origin: ORIGIN,
               "Sec-Fetch-Site": "same-origin",
               ...headers,
-              ...(cookie ? { Cookie: cookie } : {}),
+              ...(jar.size > 0 ? { Cookie: cookies() } : {}),
             },
           }),
         );

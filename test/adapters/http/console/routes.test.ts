@@ -208,9 +208,11 @@ describe("console: pages and actions through the use cases", () => {
       description: "orders",
       events: ["message.delivered", "domain.verified"],
     });
-    expect(created.status).toBe(201);
-    expect(created.headers.get("cache-control")).toBe("no-store");
-    const html = await created.text();
+    expect(created.status).toBe(303);
+    const shown = await b.follow(created);
+    expect(shown.status).toBe(200);
+    expect(shown.headers.get("cache-control")).toBe("no-store");
+    const html = await shown.text();
     const secret = /whsec_[A-Za-z0-9+/=]+/.exec(html)?.[0];
     expect(secret).toBeDefined();
     const id = /\/console\/endpoints\/([0-9a-f-]{36})/.exec(html)?.[1];
@@ -321,8 +323,8 @@ describe("console: pages and actions through the use cases", () => {
       _csrf: await b.csrf(),
       grace_period_seconds: "3600",
     });
-    expect(rotated.status).toBe(200);
-    const secret = /whsec_[A-Za-z0-9+/=]+/.exec(await rotated.text())?.[0];
+    expect(rotated.status).toBe(303);
+    const secret = /whsec_[A-Za-z0-9+/=]+/.exec(await (await b.follow(rotated)).text())?.[0];
     expect(secret).toBeDefined();
     expect(secret).not.toBe(e.secret);
 
@@ -337,8 +339,8 @@ describe("console: pages and actions through the use cases", () => {
       _csrf: await b.csrf(),
       since: "1h",
     });
-    expect(recovered.status).toBe(200);
-    expect(await recovered.text()).toMatch(/0 deliveries were queued again/);
+    expect(recovered.status).toBe(303);
+    expect(await (await b.follow(recovered)).text()).toMatch(/0 deliveries were queued again/);
     const badWindow = await b.post(`/console/endpoints/${e.id}/recover`, {
       _csrf: await b.csrf(),
       since: "whenever",
@@ -499,8 +501,8 @@ describe("console: delivery controls", () => {
       rate_limit: "5/s",
       events: ["message.delivered"],
     });
-    expect(created.status).toBe(201);
-    const id = /\/console\/endpoints\/([0-9a-f-]{36})/.exec(await created.text())?.[1];
+    expect(created.status).toBe(303);
+    const id = /\/console\/endpoints\/([0-9a-f-]{36})\/secret$/.exec(created.headers.get("location")!)?.[1];
     const api = async () => (await (await h.api(token, `/webhooks/${id}`)).json()) as { rate_limit: unknown };
     expect((await api()).rate_limit).toEqual({ per_second: 5 });
     const page = await (await b.get(`/console/endpoints/${id}`)).text();
@@ -546,8 +548,8 @@ describe("console: ordered delivery", () => {
       ordering: "fifo",
       events: ["message.delivered"],
     });
-    expect(created.status).toBe(201);
-    const id = /\/console\/endpoints\/([0-9a-f-]{36})/.exec(await created.text())?.[1];
+    expect(created.status).toBe(303);
+    const id = /\/console\/endpoints\/([0-9a-f-]{36})\/secret$/.exec(created.headers.get("location")!)?.[1];
     for (let i = 0; i < 3; i++) await publish(h, token);
     const page = await (await b.get(`/console/endpoints/${id}`)).text();
     expect(page).toContain("<dt>Ordering</dt><dd>FIFO, <strong>2</strong> held behind the head</dd>");
@@ -652,7 +654,7 @@ describe("customer portal", () => {
     expect(
       (await p.post(`/portal/endpoints/${mine.id}/rotate`, { _csrf: csrf, grace_period_seconds: "0" }))
         .status,
-    ).toBe(200);
+    ).toBe(303);
     // The portal's cookie does not open the console.
     expect((await h.request("/console", { headers: { Cookie: p.cookie! } })).status).toBe(303);
     expect((await p.get("/portal/catalog")).status).toBe(404);

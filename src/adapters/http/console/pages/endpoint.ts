@@ -7,6 +7,7 @@ import { rateLimitText } from "../../../../domain/rate-limit.ts";
 import { isoMillis } from "../../../../domain/time.ts";
 import { problemFromError, statusOf } from "../../problem.ts";
 import { type PageRoutes, param } from "../context.ts";
+import { setFlash, takeFlash } from "../flash.ts";
 import { eventTypes, field, fields, parseMoment, parseOrderingField, parseRateLimitField } from "../forms.ts";
 import { csrfField, type Html, time } from "../view.ts";
 import { messagePage } from "./message.ts";
@@ -158,7 +159,9 @@ export const endpointRoutes: PageRoutes = (r, p) => {
             rateLimit: parseRateLimitField(values.rateLimit),
             ordering: values.ordering,
           });
-          return p.render(c, p.frame(c, "Endpoint created"), secretPage(base, endpoint, secret, false), 201);
+          // Post/Redirect/Get: a reload shows the secret page again, never posts the form again.
+          await setFlash(c, p.mode, { kind: "secret", endpointId: endpoint.id, secret, rotated: false });
+          return p.redirect(c, `/endpoints/${endpoint.id}/secret`);
         } catch (e) {
           const problem = problemFromError(e);
           if (!problem) throw e;
@@ -176,6 +179,58 @@ export const endpointRoutes: PageRoutes = (r, p) => {
       }),
     );
   }
+
+  // The page after a creation or a rotation: the secret the flash carries, once; then only that it was shown.
+  r.get(
+    "/endpoints/:id/secret",
+    p.guarded(async (c) => {
+      const e = await p.endpointOf(c, param(c, "id"));
+      const flash = await takeFlash(c, p.mode, (f) => f.kind === "secret" && f.endpointId === e.id);
+      if (flash) {
+        return p.render(
+          c,
+          p.frame(c, flash.rotated ? "New secret" : "Endpoint created"),
+          secretPage(base, e, flash.secret, flash.rotated),
+        );
+      }
+      return p.render(
+        c,
+        p.frame(c, "Secret already shown"),
+        messagePage(
+          "This secret was shown once",
+          "A signing secret is shown only on the page right after it is made, and only once. If you did not copy it, rotate the secret to make a new one.",
+          { href: `${base}/endpoints/${e.id}`, label: "Continue to the endpoint" },
+        ),
+      );
+    }),
+  );
+
+  // The page after a recovery: what it queued (the figures are in the address, so a reload shows them again).
+  r.get(
+    "/endpoints/:id/recovered",
+    p.guarded(async (c) => {
+      const e = await p.endpointOf(c, param(c, "id"));
+      const queued = Number(c.req.query("queued"));
+      const since = new Date(c.req.query("since") ?? "");
+      const until = new Date(c.req.query("until") ?? "");
+      if (
+        !Number.isSafeInteger(queued) ||
+        queued < 0 ||
+        Number.isNaN(since.getTime()) ||
+        Number.isNaN(until.getTime())
+      )
+        throw notFound("This page");
+      return p.render(
+        c,
+        p.frame(c, "Recovery queued"),
+        messagePage(
+          "Recovery queued",
+          `${queued} ${queued === 1 ? "delivery was" : "deliveries were"} queued again for events from ${isoMillis(since)} to ${isoMillis(until)} whose latest delivery failed or was skipped.`,
+          { href: `${base}/deliveries?webhook_id=${e.id}`, label: "See the deliveries" },
+        ),
+      );
+    }),
+  );
 
   r.get(
     "/endpoints/:id",
@@ -225,7 +280,8 @@ export const endpointRoutes: PageRoutes = (r, p) => {
             ]);
           }
           const { endpoint, secret } = await deps.endpoints.rotate(scope, e.id, grace);
-          return p.render(c, p.frame(c, "New secret"), secretPage(base, endpoint, secret, true));
+          await setFlash(c, p.mode, { kind: "secret", endpointId: endpoint.id, secret, rotated: true });
+          return p.redirect(c, `/endpoints/${endpoint.id}/secret`);
         }
         case "test": {
           const type = field(f, "type");
@@ -242,15 +298,12 @@ export const endpointRoutes: PageRoutes = (r, p) => {
           }
           const until = parseMoment(field(f, "until"), now, "until");
           const result = await deps.tools.recover(scope, e.id, since, until);
-          return p.render(
-            c,
-            p.frame(c, "Recovery queued"),
-            messagePage(
-              "Recovery queued",
-              `${result.queued} ${result.queued === 1 ? "delivery was" : "deliveries were"} queued again for events from ${isoMillis(result.since)} to ${isoMillis(result.until)} whose latest delivery failed or was skipped.`,
-              { href: `${base}/deliveries?webhook_id=${e.id}`, label: "See the deliveries" },
-            ),
-          );
+          const q = new URLSearchParams({
+            queued: String(result.queued),
+            since: isoMillis(result.since),
+            until: isoMillis(result.until),
+          });
+          return p.redirect(c, `/endpoints/${e.id}/recovered?${q}`);
         }
         default:
           throw notFound("The action");

@@ -2,6 +2,7 @@ import { html } from "hono/html";
 import type { ErasureRecord } from "../../../../app/ports/erasures.ts";
 import type { SettingsView } from "../../../../app/settings.ts";
 import { DomainError } from "../../../../domain/errors.ts";
+import { UUID_PATTERN } from "../../../../domain/ids.ts";
 import { formatDuration } from "../../../../domain/time.ts";
 import type { C, PageContext, PageRoutes } from "../context.ts";
 import { field } from "../forms.ts";
@@ -59,7 +60,17 @@ ${
 export const privacyRoutes: PageRoutes = (r, p) => {
   r.get(
     "/privacy",
-    p.guarded((c) => showPrivacy(p, c)),
+    p.guarded(async (c) => {
+      const id = c.req.query("erasure") ?? "";
+      // Another project's erasure (or none) is simply not shown.
+      const done = UUID_PATTERN.test(id)
+        ? await p.deps.erasures.get(c.var.session.scope, id.toLowerCase()).catch((e: unknown) => {
+            if (e instanceof DomainError && e.kind === "not_found") return null;
+            throw e;
+          })
+        : null;
+      return showPrivacy(p, c, done);
+    }),
   );
   r.post(
     "/privacy/retention",
@@ -84,7 +95,8 @@ export const privacyRoutes: PageRoutes = (r, p) => {
         resourceId: resourceId === "" ? undefined : resourceId,
         recipient: recipient === "" ? undefined : recipient,
       });
-      return showPrivacy(p, c, done);
+      // Post/Redirect/Get: the result is the erasure's record, read again by the page the redirect leads to.
+      return p.redirect(c, `/privacy?erasure=${done.id}`);
     }),
   );
 };

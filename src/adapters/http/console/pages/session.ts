@@ -58,14 +58,7 @@ export const sessionRoutes: PageRoutes = (r, p) => {
   r.post("/sign-out", async (c) => {
     await p.cd.use.signOut(c.var.session);
     clearSessionCookie(c, p.mode);
-    if (p.mode === "portal") {
-      return c.html(
-        page(
-          { title: "Signed out", mode: p.mode, base: p.base },
-          messagePage("Signed out", "You can close this page."),
-        ),
-      );
-    }
-    return c.redirect("/console/sign-in", 303);
+    // Post/Redirect/Get: the portal's "signed out" is a page of its own (index.ts), with no session needed.
+    return c.redirect(p.mode === "portal" ? "/portal/signed-out" : "/console/sign-in", 303);
   });
 };
