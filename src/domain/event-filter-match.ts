@@ -15,13 +15,6 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 
 /** Where a path stops at an object lacking the next field, or at a value with no fields (null, 4, "x"). */
 const MISSING: unique symbol = Symbol("missing");
-type Missing = typeof MISSING;
-
-/** A value a path reached, and whether its last step was an array index (`tags.0`). */
-interface Hit {
-  value: unknown;
-  byIndex: boolean;
-}
 
 const isIndex = (segment: string) => /^\d+$/.test(segment);
 
@@ -29,35 +22,37 @@ const isIndex = (segment: string) => /^\d+$/.test(segment);
  * What a dotted path reaches, by MongoDB's rules: through an array, a numeric part picks an item and
  * every object item is looked into as well (scalars and nested arrays are passed over, so `a.b` on
  * `a: [null, 1, []]` reaches nothing); an object lacking the field, or a scalar in the way, is MISSING,
- * which null equals (`a.b` on `a: [{"b": 3}, {}]` reaches 3 and MISSING).
+ * which null equals (`a.b` on `a: [{"b": 3}, {}]` reaches 3 and MISSING). Each value reached goes to
+ * `reached`; to `seen`, what the tests look at: the value, and the items of an array reached by field
+ * (an array reached by index is looked at whole: `a.0` does not match 42 in `a: [[42]]`).
  */
-function resolve(root: unknown, segments: readonly string[]): (Hit | Missing)[] {
-  const hits: (Hit | Missing)[] = [];
-  const walk = (value: unknown, i: number, byIndex: boolean): void => {
-    if (i === segments.length) {
-      hits.push({ value, byIndex });
-      return;
+function walk(
+  value: unknown,
+  segments: readonly string[],
+  i: number,
+  byIndex: boolean,
+  seen: unknown[],
+  reached: unknown[] | null,
+): void {
+  if (i === segments.length) {
+    reached?.push(value);
+    seen.push(value);
+    if (!byIndex && Array.isArray(value)) for (const item of value) seen.push(item);
+    return;
+  }
+  const segment = segments[i]!;
+  if (Array.isArray(value)) {
+    if (isIndex(segment) && Number(segment) < value.length) {
+      walk(value[Number(segment)], segments, i + 1, true, seen, reached);
     }
-    const segment = segments[i]!;
-    if (Array.isArray(value)) {
-      if (isIndex(segment) && Number(segment) < value.length) walk(value[Number(segment)], i + 1, true);
-      for (const item of value) if (isPlainObject(item)) walk(item, i, false);
-    } else if (isPlainObject(value) && Object.hasOwn(value, segment)) {
-      walk(value[segment], i + 1, false);
-    } else hits.push(MISSING);
-  };
-  walk(root, 0, false);
-  return hits;
+    for (const item of value) if (isPlainObject(item)) walk(item, segments, i, false, seen, reached);
+  } else if (isPlainObject(value) && Object.hasOwn(value, segment)) {
+    walk(value[segment], segments, i + 1, false, seen, reached);
+  } else {
+    reached?.push(MISSING);
+    seen.push(MISSING);
+  }
 }
-
-/**
- * The values a test looks at: each value reached, and the items of an array reached by field (an
- * array reached by index is looked at whole: `a.0` does not match 42 in `a: [[42]]`).
- */
-const candidates = (hits: readonly (Hit | Missing)[]): unknown[] =>
-  hits.flatMap((h) =>
-    h === MISSING ? [h] : Array.isArray(h.value) && !h.byIndex ? [h.value, ...h.value] : [h.value],
-  );
 
 /** JSON equality: same type, same value; arrays in order; objects with the same keys, in any order. */
 function same(a: unknown, b: unknown): boolean {
@@ -170,10 +165,10 @@ function expected(t: FieldTest): string {
   }
 }
 
-function actual(hits: readonly (Hit | Missing)[]): string {
-  const values = hits.flatMap((h) => (h === MISSING ? [] : [h.value]));
+function actual(reached: readonly unknown[]): string {
+  const values = reached.filter((v) => v !== MISSING);
   if (values.length === 0) return "missing";
-  return hits.length === 1 ? shown(values[0]) : `${shown(values)} (through an array)`;
+  return reached.length === 1 ? shown(values[0]) : `${shown(values)} (through an array)`;
 }
 
 /** Whether the clause holds; when `why` is given, each failed part is added to it. */
@@ -209,14 +204,15 @@ function clauseHolds(c: Clause, root: unknown, why: FilterIssue[] | null): boole
       return true;
     }
     case "field": {
-      const hits = resolve(root, c.segments);
-      const seen = candidates(hits);
+      const seen: unknown[] = [];
+      const reached: unknown[] | null = why ? [] : null;
+      walk(root, c.segments, 0, false, seen, reached);
       let ok = true;
       for (const t of c.tests) {
         if (holds(t, seen, c.instant)) continue;
         ok = false;
         if (!why) return false;
-        why.push({ path: t.at, message: `${c.field} is ${actual(hits)}; expected ${expected(t)}` });
+        why.push({ path: t.at, message: `${c.field} is ${actual(reached ?? [])}; expected ${expected(t)}` });
       }
       return ok;
     }
