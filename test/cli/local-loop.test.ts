@@ -1,17 +1,15 @@
-import { MongoClient } from "mongodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Delivery } from "../../clients/typescript/client.ts";
 import { runCli } from "../../src/cli/main.ts";
 import { freePort, type HeraldProcess, startHerald } from "../support/herald-process.ts";
-import { uniqueDbName } from "../support/mongo.ts";
+import { freshStore } from "../support/store.ts";
 import { type RecordingIo, recordingIo } from "./helpers.ts";
 
 // The loop the README promises: a real Herald process (HERALD_ALLOW_HTTP_URLS and
 // HERALD_ALLOW_PRIVATE_NETWORKS on) delivering to `herald listen --events`, which registers its own
 // endpoint, verifies with that endpoint's secret and deletes it when it stops (unless --keep).
 
-const uri = inject("mongoUri");
-const db = uniqueDbName("herald_cli_loop");
+const store = await freshStore("herald_cli_loop");
 let server: HeraldProcess;
 let env: Record<string, string>;
 const stops: AbortController[] = [];
@@ -19,27 +17,19 @@ const stops: AbortController[] = [];
 beforeAll(async () => {
   server = await startHerald({
     env: {
-      MONGODB_URI: uri,
-      MONGODB_DB: db,
+      ...store.env,
       HERALD_ALLOW_HTTP_URLS: "true",
       HERALD_ALLOW_PRIVATE_NETWORKS: "true",
     },
   });
-  const { token } = JSON.parse(
-    await herald(["tokens", "create", "--json"], { MONGODB_URI: uri, MONGODB_DB: db }),
-  ) as { token: string };
+  const { token } = JSON.parse(await herald(["tokens", "create", "--json"], store.env)) as { token: string };
   env = { HERALD_URL: server.baseUrl, HERALD_TOKEN: token };
 });
 
 afterAll(async () => {
   for (const s of stops) s.abort();
   await server?.stop();
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 3_000 });
-  try {
-    await client.db(db).dropDatabase();
-  } finally {
-    await client.close();
-  }
+  await store.cleanup();
 });
 
 async function herald(argv: string[], e: Record<string, string>) {

@@ -1,8 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MongoClient } from "mongodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   findListed,
   herald,
@@ -14,24 +13,19 @@ import {
   TEST_MASTER_KEY,
 } from "../support/herald-cli.ts";
 import { type HeraldProcess, startHerald } from "../support/herald-process.ts";
-import { uniqueDbName } from "../support/mongo.ts";
+import { freshStore } from "../support/store.ts";
 
 // The tokens CLI as a user runs it: a real process (tsx src/cli/main.ts, as `npm run -s cli` does, and the
-// package's bin/herald.mjs under node) against the run's MongoDB, checked by exit code, stdout and stderr.
+// package's bin/herald.mjs under node) against the run's PostgreSQL, checked by exit code, stdout and stderr.
 
 const TOKEN = /^hrld_[A-Za-z0-9_-]{43}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-const uri = inject("mongoUri");
-const env = { MONGODB_URI: uri, MONGODB_DB: uniqueDbName("herald_cli"), HERALD_MASTER_KEY: TEST_MASTER_KEY };
+const store = await freshStore("herald_cli");
+const env = { ...store.env, HERALD_MASTER_KEY: TEST_MASTER_KEY };
 
 afterAll(async () => {
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 3_000 });
-  try {
-    await client.db(env.MONGODB_DB).dropDatabase();
-  } finally {
-    await client.close();
-  }
+  await store.cleanup();
 });
 
 /** stderr is one non-empty line starting with "herald: ", stdout is empty, the exit code is non-zero. */
@@ -156,13 +150,30 @@ describe("herald tokens create", () => {
   });
 
   it("an unreachable database exits non-zero with one line, within the driver's deadline", async () => {
-    // Within Herald's 3 s server selection, not the driver's default 30 s; the bound scales with this
-    // machine's pace: twice what a call that fails before connecting takes, plus 10 s.
+    // Within Herald's 3 s connection deadline, not a driver's default 30 s; the bound scales with this
+    // machine's pace: twice what a call that fails before connecting takes, plus 10 s. Either store.
     const baseline = await herald(["tokens", "create", "--bogus", "--json"], env);
     expectOneLineFailure(baseline, /--bogus/);
+    const [postgres, mongo] = await Promise.all([
+      herald(["tokens", "create", "--json"], {
+        ...env,
+        DATABASE_URL: "postgres://postgres@127.0.0.1:9/herald",
+      }),
+      herald(["tokens", "create", "--json"], {
+        ...env,
+        DATABASE_URL: "",
+        MONGODB_URI: "mongodb://127.0.0.1:9/",
+      }),
+    ]);
+    for (const r of [postgres!, mongo!]) {
+      expectOneLineFailure(r, /unreachable/);
+      expect(r.ms).toBeLessThan(2 * baseline.ms + 10_000);
+    }
+  });
+
+  it("DATABASE_URL and MONGODB_URI both set exits non-zero with one line naming both", async () => {
     const r = await herald(["tokens", "create", "--json"], { ...env, MONGODB_URI: "mongodb://127.0.0.1:9/" });
-    expectOneLineFailure(r, /unreachable/);
-    expect(r.ms).toBeLessThan(2 * baseline.ms + 10_000);
+    expectOneLineFailure(r, /DATABASE_URL and MONGODB_URI are both set/);
   });
 });
 

@@ -2,8 +2,6 @@ import { randomUUID } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHeraldClient, unwrap } from "../../clients/typescript/client.ts";
-import { COLLECTIONS } from "../../src/adapters/mongo/collections.ts";
-import type { EndpointDoc } from "../../src/adapters/mongo/documents.ts";
 import type { HeraldProcess } from "../support/herald-process.ts";
 import { PATIENCE_MS } from "../support/patience.ts";
 import { type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.ts";
@@ -138,12 +136,11 @@ describe("signature schemes and custom headers (real process, HTTPS receiver)", 
     await succeeded(third);
 
     // Sealed at rest, never logged (the process logs at debug level here).
-    const doc = await world.mongo.db
-      .collection<EndpointDoc>(COLLECTIONS.endpoints)
-      .findOne({ _id: created.id });
-    expect(doc?.signature_scheme).toBe("herald-v1");
-    expect(doc?.headers?.map((h) => h.name)).toEqual(["Authorization"]);
-    expect(JSON.stringify(doc)).not.toContain(API_KEY);
+    const [row] = await world.sql<{ signature_scheme: string; headers: { name: string }[] }[]>`
+      SELECT * FROM endpoints WHERE id = ${created.id}`;
+    expect(row?.signature_scheme).toBe("herald-v1");
+    expect(row?.headers.map((h) => h.name)).toEqual(["Authorization"]);
+    expect(JSON.stringify(row)).not.toContain(API_KEY);
     expect(herald.output()).not.toContain(API_KEY);
     expect(rx.requests.every((r) => r.behaviour.kind === "respond" && r.behaviour.status === 200)).toBe(true);
   });

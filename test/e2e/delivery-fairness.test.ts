@@ -29,7 +29,7 @@ import {
 //     healthy delivery waited for one of the dead endpoint's timeouts: none has happened yet;
 //   - the dead endpoint never has more than its cap in flight.
 // How fast the healthy deliveries arrive is a benchmark's business (npm run bench), not this test's.
-// HERALD_E2E_SCALE=13 gives the issue's 1,000 events on the MongoDB store; the in-memory store runs them
+// HERALD_E2E_SCALE=13 gives the issue's 1,000 events on the PostgreSQL store; the in-memory store runs them
 // at that size always (its claim enforces the per-endpoint room with the same code, roomRule).
 const CONCURRENCY = 15;
 const ENDPOINT_CONCURRENCY = 10;
@@ -37,7 +37,7 @@ const TYPES: EventType[] = ["message.delivered", "message.bounced", "message.ope
 const FIRST_TOKEN = /first API token \(shown once; keep it\): (hrld_\S+)/;
 
 const CASES = [
-  { store: "mongo", events: Math.round(75 * E2E_SCALE) },
+  { store: "postgres", events: Math.round(75 * E2E_SCALE) },
   { store: "memory", events: 1_000 },
 ] as const;
 

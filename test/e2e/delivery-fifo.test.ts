@@ -1,8 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unwrap, type WebhookWithSecret } from "../../clients/typescript/client.ts";
-import { COLLECTIONS } from "../../src/adapters/mongo/collections.ts";
-import type { ShardLeaseDoc } from "../../src/adapters/mongo/documents.ts";
 import { shardOf } from "../../src/domain/shards.ts";
 import type { HeraldProcess } from "../support/herald-process.ts";
 import { type Behaviour, type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.ts";
@@ -82,11 +80,8 @@ describe("ordered delivery across processes and a crash (real processes, HTTPS)"
   });
 
   async function ownerOf(endpointId: string): Promise<string> {
-    const leases = await world.mongo.db
-      .collection<ShardLeaseDoc>(COLLECTIONS.shardLeases)
-      .find({ shard: shardOf(endpointId) })
-      .toArray();
-    return leases.sort((a, b) => b.generation - a.generation)[0]!.owner.split(":")[0]!;
+    const lease = (await world.repos.shards.heads()).find((l) => l.shard === shardOf(endpointId));
+    return lease!.owner.split(":")[0]!;
   }
 
   const arrivedAt = (path: string) => rx.requests.filter((r) => r.path === path);

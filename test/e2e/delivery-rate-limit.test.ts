@@ -2,8 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventType, WebhookWithSecret } from "../../clients/typescript/client.ts";
 import { unwrap } from "../../clients/typescript/client.ts";
-import { COLLECTIONS } from "../../src/adapters/mongo/collections.ts";
-import type { ShardLeaseDoc } from "../../src/adapters/mongo/documents.ts";
+import type { ShardLease } from "../../src/app/ports/shards.ts";
 import { shardOf } from "../../src/domain/shards.ts";
 import { type Arrival, type ArrivalsReceiver, startArrivalsReceiver } from "../support/arrivals-receiver.ts";
 import type { HeraldProcess } from "../support/herald-process.ts";
@@ -94,12 +93,8 @@ describe("a rate limit across three processes (real processes, HTTPS)", () => {
   });
 
   /** The newest lease of the shard of an endpoint: its generation and owner (`p<n>:<uuid>`). */
-  async function leaseOf(endpointId: string): Promise<ShardLeaseDoc> {
-    const leases = await world.mongo.db
-      .collection<ShardLeaseDoc>(COLLECTIONS.shardLeases)
-      .find({ shard: shardOf(endpointId) })
-      .toArray();
-    return leases.sort((a, b) => b.generation - a.generation)[0]!;
+  async function leaseOf(endpointId: string): Promise<ShardLease> {
+    return (await world.repos.shards.heads()).find((l) => l.shard === shardOf(endpointId))!;
   }
 
   /** Each sliding second [t, t + 1000 ms) that starts at one of the (sorted) values: its values. */

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { inject } from "vitest";
+import type { Sql } from "postgres";
 import {
   createHeraldClient,
   type Delivery,
@@ -9,27 +9,30 @@ import {
   unwrap,
   type WebhookWithSecret,
 } from "../../clients/typescript/client.ts";
-import { connectMongo, type MongoConnection } from "../../src/adapters/mongo/index.ts";
 import { systemClock, systemIds } from "../../src/adapters/system.ts";
+import type { Repositories } from "../../src/app/ports/store.ts";
 import { tokenUseCases } from "../../src/app/tokens.ts";
 import { sampleEventData } from "../../src/domain/samples.ts";
 import { type HeraldProcess, type StartOptions, startHerald } from "../support/herald-process.ts";
-import { uniqueDbName } from "../support/mongo.ts";
 import { PATIENCE_MS } from "../support/patience.ts";
 import type { ReceivedRequest } from "../support/receiver.ts";
+import { type FreshStore, freshStore } from "../support/store.ts";
 import { type TestTls, testTls } from "../support/tls.ts";
 
 /**
- * What the delivery e2e files share: one database per file on the run's MongoDB, a fixed master key
+ * What the delivery e2e files share: one database per file on the run's PostgreSQL, a fixed master key
  * for every Herald process of the file, a token made through the same code the CLI uses, and a list
  * of every process started so `afterAll` can stop them whatever happened.
  */
 export interface DeliveryWorld {
-  uri: string;
-  dbName: string;
+  /** The file's database: its `env` is what each Herald process is given to use it. */
+  store: FreshStore;
   tls: TestTls;
   token: string;
-  mongo: MongoConnection;
+  /** The repositories over the file's database, for what a test checks behind the API's back. */
+  repos: Repositories;
+  /** A SQL client on the file's database, for what no repository answers. */
+  sql: Sql;
   /** The environment every Herald child of this file gets (plus `extra`). */
   env(extra?: Record<string, string>): Record<string, string>;
   /** Starts a Herald process on this database; it is killed in `close()` if the test did not stop it. */
@@ -38,9 +41,8 @@ export interface DeliveryWorld {
   /** A token of a new tenant and project on this database: a scope of its own for one test. */
   newToken(): Promise<string>;
   /**
-   * Stops every process still running (SIGTERM, SIGKILL after 15 s), then drops the database and closes
-   * the connection. Graceful first on purpose: dropping a database while FerretDB still runs queries of
-   * a just-killed client has crashed FerretDB's SQLite backend.
+   * Stops every process still running (SIGTERM, SIGKILL after 15 s), then drops the database: graceful
+   * first, so no process logs the lost database while it stops.
    */
   close(): Promise<void>;
 }
@@ -49,17 +51,16 @@ export async function deliveryWorld(
   prefix: string,
   base: Record<string, string> = {},
 ): Promise<DeliveryWorld> {
-  const uri = inject("mongoUri");
-  const dbName = uniqueDbName(prefix);
+  const store = await freshStore(prefix);
   const tls = await testTls();
   const masterKey = randomBytes(32).toString("base64");
-  const mongo = await connectMongo(uri, dbName);
-  const tokens = tokenUseCases({ tokens: mongo.repositories.tokens, clock: systemClock, ids: systemIds });
+  const repos = await store.connect();
+  const sql = await store.sql();
+  const tokens = tokenUseCases({ tokens: repos.tokens, clock: systemClock, ids: systemIds });
   const issued = await tokens.create({ name: prefix });
   const processes: HeraldProcess[] = [];
   const env = (extra: Record<string, string> = {}) => ({
-    MONGODB_URI: uri,
-    MONGODB_DB: dbName,
+    ...store.env,
     HERALD_MASTER_KEY: masterKey,
     HERALD_ALLOW_PRIVATE_NETWORKS: "true",
     NODE_EXTRA_CA_CERTS: tls.caCertPath,
@@ -69,11 +70,11 @@ export async function deliveryWorld(
     ...extra,
   });
   return {
-    uri,
-    dbName,
+    store,
     tls,
     token: issued.token,
-    mongo,
+    repos,
+    sql,
     env,
     async start(extra, options) {
       const p = await startHerald({ runtime: "node", ...options, env: env(extra) });
@@ -84,11 +85,7 @@ export async function deliveryWorld(
     newToken: async () => (await tokens.create({ name: prefix })).token,
     async close() {
       await Promise.allSettled(processes.map((p) => p.stop(15_000)));
-      try {
-        await mongo.db.dropDatabase();
-      } finally {
-        await mongo.client.close();
-      }
+      await store.cleanup();
     },
   };
 }
@@ -215,8 +212,9 @@ export const eventTypeOf = (r: ReceivedRequest): string =>
   (JSON.parse(r.body.toString("utf8")) as { type: string }).type;
 
 /**
- * How big the load tests are. 1 suits FerretDB v1 (CI's database), where every write scans its whole
- * collection; on a real MongoDB, HERALD_E2E_SCALE=10 runs them at the issue's sizes.
+ * How big the load tests are. 1 keeps them within CI's time on a busy 2-core machine (and on the
+ * embedded PostgreSQL, where no server for the run could be had); HERALD_E2E_SCALE=10 runs them at the
+ * issue's sizes.
  */
 export const E2E_SCALE = Number(process.env.HERALD_E2E_SCALE ?? 1) || 1;
 

@@ -1,5 +1,4 @@
-import { afterAll, describe, expect, inject } from "vitest";
-import { connectMongo, type MongoConnection } from "../../src/adapters/mongo/index.ts";
+import { afterAll, describe, expect } from "vitest";
 import { systemClock, systemIds } from "../../src/adapters/system.ts";
 import { tokenUseCases } from "../../src/app/tokens.ts";
 import { apiSuite } from "../adapters/http/api/api-suite.ts";
@@ -13,10 +12,10 @@ import {
 } from "../support/herald-cli.ts";
 import { type HeraldProcess, type Runtime, startHerald } from "../support/herald-process.ts";
 import { type HoldingReceiver, startHoldingReceiver } from "../support/holding-receiver.ts";
-import { uniqueDbName } from "../support/mongo.ts";
+import { type FreshStore, freshStore } from "../support/store.ts";
 import { testTls } from "../support/tls.ts";
 
-// The API suite of test/adapters/http/api, over the network, against a real Herald process (MongoDB store, delivery
+// The API suite of test/adapters/http/api, over the network, against a real Herald process (PostgreSQL store, delivery
 // engine running) under each runtime. Tokens come from the real CLI process where it matters: the first
 // token of each run and every revocation go through `herald tokens ...` against the same database; the
 // rest are issued through the repositories, because one CLI process per token (~40 per runtime) would
@@ -31,10 +30,9 @@ const TRUST: Record<Runtime, (caPath: string) => Record<string, string>> = {
 };
 
 describe.each(RUNTIMES)("API suite against a real Herald server on %s", (runtime) => {
-  const uri = inject("mongoUri");
-  const env = {
-    MONGODB_URI: uri,
-    MONGODB_DB: uniqueDbName(`herald_rt_${runtime}`),
+  let store: FreshStore | undefined;
+  let env: Record<string, string> = {};
+  const settings = {
     HERALD_MASTER_KEY: TEST_MASTER_KEY,
     // No automatic retries. The suite's endpoints point at receiver.invalid, so every first attempt
     // fails at once (dns_error); with retries on, that failure adds a pending attempt 2 to the list
@@ -46,17 +44,12 @@ describe.each(RUNTIMES)("API suite against a real Herald server on %s", (runtime
     HERALD_DELIVERY_TIMEOUT: "10m",
   };
   let server: HeraldProcess | undefined;
-  let store: MongoConnection | undefined;
   const holding: HoldingReceiver[] = [];
 
   afterAll(async () => {
     await Promise.allSettled(holding.map((h) => h.close()));
     const code = await server?.stop(20_000);
-    try {
-      await store?.db.dropDatabase();
-    } finally {
-      await store?.client.close();
-    }
+    await store?.cleanup();
     if (!server) return;
     const output = server.output();
     // A graceful stop exits 0, and nothing in the run was logged as an error (unhandled rejections, 500s).
@@ -67,14 +60,19 @@ describe.each(RUNTIMES)("API suite against a real Herald server on %s", (runtime
   });
 
   apiSuite(async () => {
+    store = await freshStore(`herald_rt_${runtime}`);
+    env = { ...store.env, ...settings };
     const tls = await testTls();
     server = await startHerald({ runtime, env: { ...env, ...TRUST[runtime](tls.caCertPath) } });
     // The CLI writes into the database the server reads: its token must work against this server.
     let fromCli: IssuedApiToken | undefined = parseCreated(
       await herald(["tokens", "create", "--name", `suite-${runtime}`, "--json"], env),
     );
-    store = await connectMongo(uri, env.MONGODB_DB);
-    const tokens = tokenUseCases({ tokens: store.repositories.tokens, clock: systemClock, ids: systemIds });
+    const tokens = tokenUseCases({
+      tokens: (await store.connect()).tokens,
+      clock: systemClock,
+      ids: systemIds,
+    });
     return {
       baseUrl: server.baseUrl,
       deliversInBackground: true,

@@ -1,17 +1,15 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { MongoClient } from "mongodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { downloadTarget, reachable } from "../../src/adapters/mongo/embedded.ts";
+import { afterAll, describe, expect, it } from "vitest";
 import { herald, lines, parseCreated, run, TEST_MASTER_KEY } from "../support/herald-cli.ts";
 import { freePort, type HeraldProcess, type Runtime, startHerald } from "../support/herald-process.ts";
-import { uniqueDbName } from "../support/mongo.ts";
 import { PATIENCE_MS } from "../support/patience.ts";
+import { freshStore } from "../support/store.ts";
 
-// How Herald starts and stops as a process: configuration errors, health, graceful stop, and the
-// embedded database of `npm start` without MONGODB_URI.
+// How Herald starts and stops as a process: configuration errors, health, graceful stop, on the run's
+// PostgreSQL (DATABASE_URL), and the embedded PostgreSQL of `npm start` with no database configured.
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const BIN = (name: string) => join(ROOT, "node_modules", ".bin", name);
@@ -31,8 +29,7 @@ function entry(runtime: Runtime): [string, string[]] {
   }
 }
 
-const uri = inject("mongoUri");
-const dbName = uniqueDbName("herald_startup");
+const store = await freshStore("herald_startup");
 const tmpDirs: string[] = [];
 const tempDir = () => {
   const d = mkdtempSync(join(tmpdir(), "herald-startup-"));
@@ -41,9 +38,8 @@ const tempDir = () => {
 };
 
 /** A valid environment for a server that must not get far enough to listen on 8080 by accident. */
-const baseEnv = () => ({
-  MONGODB_URI: uri,
-  MONGODB_DB: dbName,
+const baseEnv = (): Record<string, string> => ({
+  ...store.env,
   HERALD_MASTER_KEY: TEST_MASTER_KEY,
   HERALD_DATA_DIR: tempDir(),
   HOST: "127.0.0.1",
@@ -53,12 +49,7 @@ const baseEnv = () => ({
 
 afterAll(async () => {
   for (const d of tmpDirs) rmSync(d, { recursive: true, force: true });
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 3_000 });
-  try {
-    await client.db(dbName).dropDatabase();
-  } finally {
-    await client.close();
-  }
+  await store.cleanup();
 });
 
 /**
@@ -93,7 +84,20 @@ describe.each(RUNTIMES)("start-up on %s", (runtime) => {
         /^herald: HERALD_DELIVERY_TIMEOUT must be a duration like 500ms.*"15"/,
       ],
       [{ HERALD_MASTER_KEY: "short" }, /^herald: HERALD_MASTER_KEY must be 32 bytes/],
-      [{ MONGODB_URI: "http://127.0.0.1:27017/" }, /^herald: MONGODB_URI must start with mongodb:\/\//],
+      [
+        { DATABASE_URL: "mysql://127.0.0.1:3306/herald" },
+        /^herald: DATABASE_URL must start with postgres:\/\/ or postgresql:\/\//,
+      ],
+      // DATABASE_URL "" counts as unset.
+      [
+        { DATABASE_URL: "", MONGODB_URI: "http://127.0.0.1:27017/" },
+        /^herald: MONGODB_URI must start with mongodb:\/\//,
+      ],
+      // Two databases: Herald will not guess which one holds the data.
+      [
+        { MONGODB_URI: "mongodb://127.0.0.1:27017/" },
+        /^herald: DATABASE_URL and MONGODB_URI are both set\b.*unset one/,
+      ],
       [{ HERALD_ALLOW_HTTP_URLS: "maybe" }, /^herald: HERALD_ALLOW_HTTP_URLS must be true or false/],
     ];
     const results = await Promise.all(cases.map(([bad]) => start({ ...baseEnv(), PORT: port, ...bad })));
@@ -120,16 +124,20 @@ describe.each(RUNTIMES)("start-up on %s", (runtime) => {
 
   it("an unreachable database stops the process with exit code 1 and one line", async () => {
     const port = String(await freePort());
-    // Fails fast: within the 3 s server selection Herald sets, not the driver's default 30 s. The bound
+    // Fails fast: within the 3 s connection deadline Herald sets, not a driver's default 30 s. The bound
     // scales with this machine's pace: twice what a start that fails before connecting takes, plus 10 s.
     const baseline = await start({ ...baseEnv(), PORT: port, HERALD_MASTER_KEY: "short" });
     expectStopped(baseline, 2, /HERALD_MASTER_KEY/);
-    const r = await start({ ...baseEnv(), PORT: port, MONGODB_URI: "mongodb://127.0.0.1:9/" });
-    expectStopped(r, 1, /^herald: could not start: the database is unreachable$/, 2 * baseline.ms + 10_000);
+    const [postgres, mongo] = await Promise.all([
+      start({ ...baseEnv(), PORT: port, DATABASE_URL: "postgres://postgres@127.0.0.1:9/herald" }),
+      start({ ...baseEnv(), PORT: port, DATABASE_URL: "", MONGODB_URI: "mongodb://127.0.0.1:9/" }),
+    ]);
+    for (const r of [postgres, mongo])
+      expectStopped(r, 1, /^herald: could not start: the database is unreachable$/, 2 * baseline.ms + 10_000);
   });
 
   it("answers /healthz and /readyz with 200, and stops on SIGTERM with exit code 0", async () => {
-    const server = await startHerald({ runtime, env: { MONGODB_URI: uri, MONGODB_DB: dbName } });
+    const server = await startHerald({ runtime, env: store.env });
     try {
       // A kept-alive connection from this client stays open across the stop.
       for (const path of ["/healthz", "/readyz"]) {
@@ -144,7 +152,7 @@ describe.each(RUNTIMES)("start-up on %s", (runtime) => {
   });
 
   it("stops on SIGINT with exit code 0 as well", async () => {
-    const server = await startHerald({ runtime, env: { MONGODB_URI: uri, MONGODB_DB: dbName } });
+    const server = await startHerald({ runtime, env: store.env });
     const exited = new Promise<number | null>((r) => server.child.once("exit", (code) => r(code)));
     server.child.kill("SIGINT");
     const timer = setTimeout(() => server.child.kill("SIGKILL"), PATIENCE_MS);
@@ -155,77 +163,21 @@ describe.each(RUNTIMES)("start-up on %s", (runtime) => {
 });
 
 // ---------------------------------------------------------------------------------------------------
-// Embedded mode: no MONGODB_URI.
+// Embedded mode: neither DATABASE_URL nor MONGODB_URI (startHerald never passes the run's own on).
 
-/** Whether mongodb-memory-server has a mongod to run without downloading one. */
-function mongodBinaryAvailable(): boolean {
-  if (process.env.MONGOMS_SYSTEM_BINARY) return true;
-  const caches = [
-    join(homedir(), ".cache", "mongodb-binaries"),
-    join(ROOT, "node_modules", ".cache", "mongodb-memory-server"),
-    process.env.MONGOMS_DOWNLOAD_DIR,
-  ];
-  return caches.some((dir) => dir && existsSync(dir) && readdirSync(dir).some((f) => f.startsWith("mongod")));
-}
-
-const binaryAvailable = mongodBinaryAvailable();
-
-describe.skipIf(binaryAvailable)("embedded mode without a MongoDB binary", () => {
-  /** Keeps a test on a machine that is online from downloading 100 MB: the mirror is a closed local port. */
-  let offline: Record<string, string> = {};
-
-  beforeAll(async () => {
-    if (await reachable(downloadTarget(process.env), 3_000)) {
-      offline = { MONGOMS_DOWNLOAD_MIRROR: `http://127.0.0.1:${await freePort()}` };
-    }
-  });
-
-  const embeddedEnv = () => ({
-    HERALD_DATA_DIR: tempDir(),
-    PORT: "0",
-    HOST: "127.0.0.1",
-    DENO_NO_UPDATE_CHECK: "1",
-    npm_config_update_notifier: "false",
-    ...offline,
-  });
-  const MESSAGE = /^herald: No MongoDB binary could be found or downloaded .*set MONGODB_URI/;
-
-  it("npm start stops with exit code 1 and one line telling the user to set MONGODB_URI", async () => {
-    // npm's own warnings about the machine's npm config (e.g. an unknown user setting) are not Herald's
-    // output: npm is asked for errors only, which it would still print.
-    const r = await run("npm", ["start"], {
-      env: { ...embeddedEnv(), npm_config_loglevel: "error" },
-      timeoutMs: PATIENCE_MS,
-    });
-    expectStopped(r, 1, MESSAGE);
-    expect(r.stdout).not.toMatch(/hrld_/);
-  });
-
-  it.each(RUNTIMES)("the %s entry point does the same", async (runtime) => {
-    const [cmd, args] = entry(runtime);
-    const r = await run(cmd, args, { env: embeddedEnv(), timeoutMs: PATIENCE_MS });
-    expectStopped(r, 1, MESSAGE);
-  });
-
-  it("the CLI does the same", async () => {
-    const r = await herald(["tokens", "create", "--json"], embeddedEnv());
-    expectStopped(r, 1, MESSAGE);
-    expect(r.stdout).toBe("");
-  });
-});
-
-describe.runIf(binaryAvailable)("embedded mode with a MongoDB binary", () => {
-  it("prints a token on the first start only, and keeps data across a restart", {
-    timeout: 110_000,
-  }, async () => {
+describe("embedded PostgreSQL: no database configured", () => {
+  it("prints a token on the first start only, the CLI finds the running server's database, and data outlives a restart", async () => {
     const dataDir = tempDir();
-    // MONGODB_URI "" counts as unset (the test run's own MONGODB_URI must not reach the server).
-    const env = { MONGODB_URI: "", HERALD_DATA_DIR: dataDir, HERALD_LOG_LEVEL: "warn" };
-    const first = await startHerald({ runtime: "node", env, readyTimeoutMs: 45_000 });
+    const env = { HERALD_DATA_DIR: dataDir, HERALD_LOG_LEVEL: "warn" };
+    const first = await startHerald({ runtime: "node", env });
     let token: string;
     let webhookId: string;
     try {
-      const printed = await waitForOutput(first, /first API token[^\n]*?(hrld_[A-Za-z0-9_-]{43})/, 15_000);
+      const printed = await waitForOutput(
+        first,
+        /first API token[^\n]*?(hrld_[A-Za-z0-9_-]{43})/,
+        PATIENCE_MS,
+      );
       token = printed[1]!;
       const created = await fetch(`${first.baseUrl}/api/v1/webhooks`, {
         method: "POST",
@@ -244,12 +196,19 @@ describe.runIf(binaryAvailable)("embedded mode with a MongoDB binary", () => {
       expect(await first.stop(20_000)).toBe(0);
     }
 
-    const second = await startHerald({ runtime: "node", env, readyTimeoutMs: 45_000 });
+    // With no server running, the CLI opens the same files itself.
+    const offline = parseCreated(await herald(["tokens", "create", "--json"], { HERALD_DATA_DIR: dataDir }));
+
+    const second = await startHerald({ runtime: "node", env });
     try {
       const res = await fetch(`${second.baseUrl}/api/v1/webhooks/${webhookId}`, {
         headers: { Authorization: `Bearer ${token}` },
       });
       expect(res.status).toBe(200);
+      const withOffline = await fetch(`${second.baseUrl}/api/v1/webhooks`, {
+        headers: { Authorization: `Bearer ${offline.token}` },
+      });
+      expect(withOffline.status).toBe(200);
       expect(second.output()).not.toMatch(/first API token/);
     } finally {
       expect(await second.stop(20_000)).toBe(0);

@@ -3,29 +3,22 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { MongoClient } from "mongodb";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { run } from "../support/herald-cli.ts";
 import { freePort } from "../support/herald-process.ts";
-import { uniqueDbName } from "../support/mongo.ts";
+import { freshStore } from "../support/store.ts";
 
 // The npm scripts as a user and a supervisor run them: `npm start` must stop Herald when npm itself
 // gets SIGTERM (a supervisor signals the process it started, which is npm), and npm must show its own
 // errors (no loglevel=silent in .npmrc).
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const uri = inject("mongoUri");
-const db = uniqueDbName("herald_npm_start");
+const store = await freshStore("herald_npm_start");
 const dataDir = mkdtempSync(join(tmpdir(), "herald-npm-start-"));
 
 afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 3_000 });
-  try {
-    await client.db(db).dropDatabase();
-  } finally {
-    await client.close();
-  }
+  await store.cleanup();
 });
 
 /** Whether something accepts connections on 127.0.0.1:port. */
@@ -58,8 +51,7 @@ describe("npm scripts", () => {
         HOME: process.env.HOME,
         HOST: "127.0.0.1",
         PORT: String(port),
-        MONGODB_URI: uri,
-        MONGODB_DB: db,
+        ...store.env,
         HERALD_DATA_DIR: dataDir,
         HERALD_LOG_LEVEL: "info",
       },

@@ -1,19 +1,18 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { MongoClient } from "mongodb";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { run } from "../support/herald-cli.ts";
 import { freePort } from "../support/herald-process.ts";
-import { uniqueDbName } from "../support/mongo.ts";
+import { freshStore } from "../support/store.ts";
 import { type ReadmeCommand, readmeCommands, withoutComment } from "./readme-commands.ts";
 import { type Ran, Shell } from "./shell.ts";
 
 // Every command of the README's ```sh blocks, run exactly as written, top to bottom, in one bash
 // session (a terminal), against real Herald processes on loopback. The rules, kept minimal:
 //
-// - The session starts in the repository with MONGODB_URI (the test run's database, under a database
-//   name of its own), HOST=127.0.0.1, PORT and HERALD_URL on a free port, HERALD_LISTEN_PORT on another,
+// - The session starts in the repository with DATABASE_URL (a database of its own on the test run's
+//   PostgreSQL), HOST=127.0.0.1, PORT and HERALD_URL on a free port, HERALD_LISTEN_PORT on another,
 //   HERALD_DATA_DIR and TMPDIR in a temporary directory, FERRETDB_BACKEND=sqlite (CI tests the
 //   PostgreSQL path of scripts/ferretdb.sh), and NODE_OPTIONS preloading no-egress.mjs, which makes every
 //   host name but localhost fail to resolve: nothing is sent off the machine (a delivery to
@@ -23,7 +22,8 @@ import { type Ran, Shell } from "./shell.ts";
 //   harness waits until Herald answers /readyz, or until listen prints its secret. A new `npm start`
 //   first stops the running one with SIGTERM to the npm process, which must end Herald with exit 0. At
 //   the end, listen gets Ctrl-C (SIGINT to its process group) and must delete its endpoint; Herald gets
-//   SIGTERM; and `scripts/ferretdb.sh stop` (shown in the README's prose) stops FerretDB.
+//   SIGTERM; and `scripts/ferretdb.sh stop` and `scripts/postgres.sh stop` (shown in the README's prose)
+//   stop the servers that `eval "$(scripts/... start)"` started.
 // - Placeholders are filled from what earlier commands printed or created:
 //     hrld_..., <tenant_id>, <project_id>  token, tenant_id, project_id of the last `tokens create --json`
 //     <webhook_id>, <webhook-id>, <id>      the newest endpoint the session's token ($HERALD_TOKEN or
@@ -50,9 +50,11 @@ const NOT_RUN_HERE: Record<string, string> = {
     "minutes of load on a shared machine; bench/ is run by hand and its figures are in the README",
 };
 
-const uri = inject("mongoUri");
-const db = uniqueDbName("herald_readme");
+const store = await freshStore("herald_readme");
 const scratch = mkdtempSync(join(tmpdir(), "herald-readme-"));
+// TMPDIR of the session: as root, scripts/postgres.sh runs PostgreSQL as its own user, who must reach it.
+chmodSync(scratch, 0o755);
+const STARTERS = ["ferretdb", "postgres"] as const;
 
 const isServer = (c: string) => /(^|\s)npm (start|run start:\w+)$/.test(c);
 const isListen = (c: string) => /(^|\s)npx herald listen(\s|$)/.test(c);
@@ -67,7 +69,8 @@ const session = {
   shell: null as Shell | null,
   server: null as Job | null,
   listens: [] as Job[],
-  ferretdb: false,
+  /** Servers started by `eval "$(scripts/<name>.sh start)"`, stopped at the end. */
+  started: new Set<(typeof STARTERS)[number]>(),
 };
 
 afterAll(async () => {
@@ -80,16 +83,14 @@ afterAll(async () => {
       // already gone
     }
   }
-  // A run that failed half-way may have left scripts/ferretdb.sh's FerretDB running: stop it.
-  const state = join(scratch, `herald-ferretdb-${process.getuid?.() ?? 0}`);
-  if (existsSync(state)) await run(join(ROOT, "scripts/ferretdb.sh"), ["stop", state], { timeoutMs: 30_000 });
-  rmSync(scratch, { recursive: true, force: true });
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 3_000 });
-  try {
-    await client.db(db).dropDatabase();
-  } finally {
-    await client.close();
+  // A run that failed half-way may have left a server of scripts/ferretdb.sh or postgres.sh running.
+  for (const name of STARTERS) {
+    const state = join(scratch, `herald-${name}-${process.getuid?.() ?? 0}`);
+    if (existsSync(state))
+      await run(join(ROOT, `scripts/${name}.sh`), ["stop", state], { timeoutMs: 30_000 });
   }
+  rmSync(scratch, { recursive: true, force: true });
+  await store.cleanup();
 });
 
 function logOf(job: Job): string {
@@ -126,8 +127,7 @@ describe("README", () => {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
       LANG: "C.UTF-8",
-      MONGODB_URI: uri,
-      MONGODB_DB: db,
+      ...store.env,
       HOST: "127.0.0.1",
       PORT: String(port),
       HERALD_URL: baseUrl,
@@ -265,7 +265,9 @@ describe("README", () => {
           ).toBe(false);
           lastJson = json;
         }
-        if (/(^|\s)eval "\$\(scripts\/ferretdb\.sh start\)"/.test(command)) session.ferretdb = true;
+        for (const name of STARTERS)
+          if (new RegExp(`(^|\\s)eval "\\$\\(scripts/${name}\\.sh start[^)]*\\)"`).test(command))
+            session.started.add(name);
         const published = /^Published \S+ (evt_\w+) /m.exec(r.stdout)?.[1];
         for (const job of published ? session.listens : []) {
           const line = await until(
@@ -302,10 +304,10 @@ describe("README", () => {
 
     await stopListens();
     if (session.server) await stopServer();
-    if (session.ferretdb) {
-      const r = await shell.run("scripts/ferretdb.sh stop", 60_000);
+    for (const name of session.started) {
+      const r = await shell.run(`scripts/${name}.sh stop`, 60_000);
       expect(r.code, r.stderr).toBe(0);
-      expect((await shell.run("scripts/ferretdb.sh status", 10_000)).stdout).toMatch(/^not running/);
+      expect((await shell.run(`scripts/${name}.sh status`, 10_000)).stdout).toMatch(/^not running/);
     }
     shell.close();
 

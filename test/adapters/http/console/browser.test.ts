@@ -2,22 +2,20 @@ import { mkdirSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
-import { MongoClient } from "mongodb";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { herald, parseCreated, TEST_MASTER_KEY } from "../../../support/herald-cli.ts";
 import { type HeraldProcess, startHerald } from "../../../support/herald-process.ts";
-import { uniqueDbName } from "../../../support/mongo.ts";
 import { behaviours, type Receiver, startReceiver, verifyDelivery } from "../../../support/receiver.ts";
+import { freshStore } from "../../../support/store.ts";
 
 // The console as a person uses it: Debian's Chromium, driven by playwright-core, against a real Herald
 // process on the run's database and a real receiver. Every page is saved as a screenshot.
 
 const CHROMIUM = process.env.HERALD_CHROMIUM ?? "/usr/bin/chromium";
 const SHOTS = resolve(process.env.HERALD_SCREENSHOTS ?? join(import.meta.dirname, ".screenshots"));
-const uri = inject("mongoUri");
-const db = uniqueDbName("herald_console");
-const env = { MONGODB_URI: uri, MONGODB_DB: db, HERALD_MASTER_KEY: TEST_MASTER_KEY };
+const store = await freshStore("herald_console");
+const env = { ...store.env, HERALD_MASTER_KEY: TEST_MASTER_KEY };
 
 let server: HeraldProcess;
 let receiver: Receiver;
@@ -91,12 +89,7 @@ afterAll(async () => {
   await browser?.close();
   await server?.stop();
   await receiver?.close();
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 3_000 });
-  try {
-    await client.db(db).dropDatabase();
-  } finally {
-    await client.close();
-  }
+  await store.cleanup();
 });
 
 describe("the console in Chromium", { timeout: 120_000 }, () => {
