@@ -6,12 +6,34 @@
 // parameter from its element type's array OID, which it learns on a connection's first start (fetch_types,
 // the default; the store migrates before any repository runs), hence `sql.array(values, ELEMENT_OID)`.
 import type { Fragment, Sql } from "postgres";
+import type { EndpointPatch } from "../../app/ports/endpoints.ts";
+import type { ErasureRecord, ProjectSettings } from "../../app/ports/erasures.ts";
+import type { StoredEvent } from "../../app/ports/events.ts";
+import type { ShardLease } from "../../app/ports/shards.ts";
+import type { IdempotencyRecord, TokenRecord } from "../../app/ports/tokens.ts";
 import type { Delivery, DeliveryError, DeliveryStatus, DeliveryTrigger } from "../../domain/delivery.ts";
+import type {
+  DisabledReason,
+  Endpoint,
+  Ordering,
+  StoredHeader,
+  StoredSecret,
+} from "../../domain/endpoint.ts";
 import type { EventType } from "../../domain/event-catalog.ts";
+import type { EventFilter } from "../../domain/event-filter.ts";
+import type { RateLimit } from "../../domain/rate-limit.ts";
 import { shardOf } from "../../domain/shards.ts";
+import type { SignatureScheme } from "../../domain/signature-scheme.ts";
 
 /** Element type OIDs for `sql.array` (pg_type). */
 export const OID = { text: 25, int4: 23, int8: 20, bool: 16, timestamptz: 1184 } as const;
+
+/** Typed array parameters, for `= ANY(${...}::text[])` and `unnest(...)`; cast them in the SQL as well. */
+export const texts = (sql: Sql, xs: readonly (string | null)[]) => sql.array([...xs], OID.text);
+export const ints = (sql: Sql, xs: readonly (number | null)[]) => sql.array([...xs], OID.int4);
+export const bigints = (sql: Sql, xs: readonly number[]) => sql.array([...xs], OID.int8);
+export const bools = (sql: Sql, xs: readonly boolean[]) => sql.array([...xs], OID.bool);
+export const times = (sql: Sql, xs: readonly (Date | null)[]) => sql.array([...xs], OID.timestamptz);
 
 // ---------------------------------------------------------------------------------------------- deliveries
 
@@ -95,3 +117,315 @@ export function deliveryRecords(sql: Sql, ds: readonly Delivery[]): Fragment {
       response_status, response_body, error, duration_ms, scheduled_at, attempted_at, next_attempt_at,
       created_at, shard, erased_at, sequence)`;
 }
+
+// ----------------------------------------------------------------------------------------------- endpoints
+
+/** A secret as the `secrets` jsonb array holds it. */
+type SecretJson = {
+  sealed: string;
+  expires_at: string | null;
+};
+
+export interface EndpointRow {
+  id: string;
+  tenant_id: string;
+  project_id: string;
+  url: string;
+  events: EventType[];
+  description: string | null;
+  enabled: boolean;
+  disabled_reason: DisabledReason | null;
+  secrets: SecretJson[];
+  created_at: Date;
+  updated_at: Date;
+  failing_since: Date | null;
+  headers: StoredHeader[];
+  signature_scheme: SignatureScheme;
+  /** The payload filter as the JSON text given (its keys hold $ and dots; text keeps their order). */
+  filter: string | null;
+  rate_limit: RateLimit | null;
+  ordering: Ordering;
+}
+
+export function endpointFromRow(r: EndpointRow): Endpoint {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    projectId: r.project_id,
+    url: r.url,
+    events: r.events,
+    description: r.description,
+    enabled: r.enabled,
+    disabledReason: r.disabled_reason,
+    secrets: r.secrets.map((s) => ({
+      sealed: s.sealed,
+      expiresAt: s.expires_at === null ? null : new Date(s.expires_at),
+    })),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    failingSince: r.failing_since,
+    headers: r.headers.map((h) => ({ name: h.name, sealed: h.sealed })),
+    signatureScheme: r.signature_scheme,
+    filter: r.filter === null ? null : (JSON.parse(r.filter) as EventFilter),
+    rateLimit: r.rate_limit && { count: r.rate_limit.count, per: r.rate_limit.per },
+    ordering: r.ordering,
+  };
+}
+
+const secretsJson = (secrets: readonly StoredSecret[]): SecretJson[] =>
+  secrets.map((s) => ({ sealed: s.sealed, expires_at: s.expiresAt?.toISOString() ?? null }));
+const headersJson = (headers: readonly StoredHeader[]) =>
+  headers.map((h) => ({ name: h.name, sealed: h.sealed }));
+const rateLimitJson = (l: RateLimit | null) => l && { count: l.count, per: l.per };
+
+/** A column's value as a parameter: jsonb, arrays and text columns typed so that nothing is inferred. */
+type ColumnValue =
+  | ReturnType<Sql["json"]>
+  | ReturnType<Sql["array"]>
+  | string
+  | number
+  | boolean
+  | Date
+  | null;
+
+/**
+ * The columns an endpoint patch sets (absent fields are left out, null is written), for
+ * `UPDATE endpoints SET ${sql(set)}`; `updated_at` is always among them.
+ */
+export function endpointPatchColumns(sql: Sql, p: EndpointPatch): Record<string, ColumnValue> {
+  const set: Record<string, ColumnValue> = { updated_at: p.updatedAt };
+  if (p.url !== undefined) set.url = p.url;
+  if (p.events !== undefined) set.events = sql.array([...p.events], OID.text);
+  if (p.description !== undefined) set.description = p.description;
+  if (p.enabled !== undefined) set.enabled = p.enabled;
+  if (p.disabledReason !== undefined) set.disabled_reason = p.disabledReason;
+  if (p.secrets !== undefined) set.secrets = sql.json(secretsJson(p.secrets));
+  if (p.failingSince !== undefined) set.failing_since = p.failingSince;
+  if (p.headers !== undefined) set.headers = sql.json(headersJson(p.headers));
+  if (p.signatureScheme !== undefined) set.signature_scheme = p.signatureScheme;
+  if (p.filter !== undefined) set.filter = p.filter === null ? null : JSON.stringify(p.filter);
+  if (p.rateLimit !== undefined)
+    set.rate_limit = p.rateLimit === null ? null : sql.json(rateLimitJson(p.rateLimit));
+  if (p.ordering !== undefined) set.ordering = p.ordering;
+  return set;
+}
+
+/** Every column of a new endpoint, for `INSERT INTO endpoints ${sql(row)}`. */
+export function endpointColumns(sql: Sql, e: Endpoint): Record<string, ColumnValue> {
+  const { updated_at, ...patched } = endpointPatchColumns(sql, {
+    url: e.url,
+    events: e.events,
+    description: e.description,
+    enabled: e.enabled,
+    disabledReason: e.disabledReason,
+    secrets: e.secrets,
+    failingSince: e.failingSince,
+    headers: e.headers,
+    signatureScheme: e.signatureScheme,
+    filter: e.filter,
+    rateLimit: e.rateLimit,
+    ordering: e.ordering,
+    updatedAt: e.updatedAt,
+  });
+  return {
+    id: e.id,
+    tenant_id: e.tenantId,
+    project_id: e.projectId,
+    created_at: e.createdAt,
+    updated_at: updated_at ?? e.updatedAt,
+    ...patched,
+  };
+}
+
+// -------------------------------------------------------------------------------------------------- events
+
+export interface EventRow {
+  id: string;
+  tenant_id: string;
+  project_id: string;
+  type: EventType;
+  body: string;
+  occurred_at: Date;
+  created_at: Date;
+  targets: string[];
+  fanout_pending: boolean;
+  resource_id: string | null;
+  recipient_key: string | null;
+  sequence: number;
+}
+
+export function eventFromRow(r: EventRow): StoredEvent {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    projectId: r.project_id,
+    type: r.type,
+    body: r.body,
+    occurredAt: r.occurred_at,
+    createdAt: r.created_at,
+    targets: r.targets,
+    fanoutPending: r.fanout_pending,
+    resourceId: r.resource_id,
+    recipientKey: r.recipient_key,
+    sequence: r.sequence,
+  };
+}
+
+/** The columns of `events`, in the order `eventRecords` yields them. */
+export function eventColumns(sql: Sql): Fragment {
+  return sql`id, tenant_id, project_id, type, body, occurred_at, created_at, targets, fanout_pending, resource_id,
+    recipient_key, sequence`;
+}
+
+/**
+ * The events as a set of rows with every column of `events`, for
+ * `INSERT INTO events (${eventColumns(sql)}) SELECT * FROM ${eventRecords(sql, es)}`. Each event's targets
+ * travel as a JSON array: `unnest` of a two-dimensional array would flatten lists of different lengths.
+ */
+export function eventRecords(sql: Sql, es: readonly StoredEvent[]): Fragment {
+  const text = (f: (e: StoredEvent) => string | null) => sql.array(es.map(f), OID.text);
+  const time = (f: (e: StoredEvent) => Date) => sql.array(es.map(f), OID.timestamptz);
+  const bool = (f: (e: StoredEvent) => boolean) => sql.array(es.map(f), OID.bool);
+  const big = (f: (e: StoredEvent) => number) => sql.array(es.map(f), OID.int8);
+  return sql`(SELECT e.id, e.tenant_id, e.project_id, e.type, e.body, e.occurred_at, e.created_at,
+      ARRAY(SELECT jsonb_array_elements_text(e.targets)), e.fanout_pending, e.resource_id, e.recipient_key, e.sequence
+    FROM unnest(
+      ${text((e) => e.id)}::text[], ${text((e) => e.tenantId)}::text[], ${text((e) => e.projectId)}::text[],
+      ${text((e) => e.type)}::text[], ${text((e) => e.body)}::text[], ${time((e) => e.occurredAt)}::timestamptz[],
+      ${time((e) => e.createdAt)}::timestamptz[], ${text((e) => JSON.stringify(e.targets))}::jsonb[],
+      ${bool((e) => e.fanoutPending)}::boolean[], ${text((e) => e.resourceId)}::text[],
+      ${text((e) => e.recipientKey)}::text[], ${big((e) => e.sequence)}::bigint[]
+    ) AS e(id, tenant_id, project_id, type, body, occurred_at, created_at, targets, fanout_pending, resource_id,
+      recipient_key, sequence)) AS e`;
+}
+
+// ------------------------------------------------------------------------------------------ tokens and keys
+
+export interface TokenRow {
+  id: string;
+  hash: string;
+  prefix: string;
+  tenant_id: string;
+  project_id: string;
+  name: string | null;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+export const tokenFromRow = (r: TokenRow): TokenRecord => ({
+  id: r.id,
+  hash: r.hash,
+  prefix: r.prefix,
+  tenantId: r.tenant_id,
+  projectId: r.project_id,
+  name: r.name,
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+});
+
+export const tokenToRow = (t: TokenRecord): TokenRow => ({
+  id: t.id,
+  hash: t.hash,
+  prefix: t.prefix,
+  tenant_id: t.tenantId,
+  project_id: t.projectId,
+  name: t.name,
+  created_at: t.createdAt,
+  revoked_at: t.revokedAt,
+});
+
+export interface IdempotencyRow {
+  scope_key: string;
+  event_id: string;
+  fingerprint: string;
+  created_at: Date;
+}
+
+export const idempotencyFromRow = (r: IdempotencyRow): IdempotencyRecord => ({
+  scopeKey: r.scope_key,
+  eventId: r.event_id,
+  fingerprint: r.fingerprint,
+  createdAt: r.created_at,
+});
+
+export const idempotencyToRow = (r: IdempotencyRecord): IdempotencyRow => ({
+  scope_key: r.scopeKey,
+  event_id: r.eventId,
+  fingerprint: r.fingerprint,
+  created_at: r.createdAt,
+});
+
+// ---------------------------------------------------------------------------------- erasures and settings
+
+export interface ErasureRow {
+  id: string;
+  tenant_id: string;
+  project_id: string;
+  subject: ErasureRecord["subject"];
+  resource_id: string | null;
+  events_erased: number;
+  deliveries_erased: number;
+  deliveries_cancelled: number;
+  created_at: Date;
+}
+
+export const erasureFromRow = (r: ErasureRow): ErasureRecord => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  projectId: r.project_id,
+  subject: r.subject,
+  resourceId: r.resource_id,
+  eventsErased: r.events_erased,
+  deliveriesErased: r.deliveries_erased,
+  deliveriesCancelled: r.deliveries_cancelled,
+  createdAt: r.created_at,
+});
+
+export const erasureToRow = (r: ErasureRecord): ErasureRow => ({
+  id: r.id,
+  tenant_id: r.tenantId,
+  project_id: r.projectId,
+  subject: r.subject,
+  resource_id: r.resourceId,
+  events_erased: r.eventsErased,
+  deliveries_erased: r.deliveriesErased,
+  deliveries_cancelled: r.deliveriesCancelled,
+  created_at: r.createdAt,
+});
+
+export interface ProjectSettingsRow {
+  tenant_id: string;
+  project_id: string;
+  retention_ms: number | null;
+  updated_at: Date;
+}
+
+export const settingsFromRow = (r: ProjectSettingsRow): ProjectSettings => ({
+  tenantId: r.tenant_id,
+  projectId: r.project_id,
+  retentionMs: r.retention_ms,
+  updatedAt: r.updated_at,
+});
+
+export const settingsToRow = (s: ProjectSettings): ProjectSettingsRow => ({
+  tenant_id: s.tenantId,
+  project_id: s.projectId,
+  retention_ms: s.retentionMs,
+  updated_at: s.updatedAt,
+});
+
+// ------------------------------------------------------------------------------------- leases and processes
+
+export interface ShardLeaseRow {
+  shard: number;
+  generation: number;
+  owner: string;
+  expires_at: Date;
+}
+
+export const leaseFromRow = (r: ShardLeaseRow): ShardLease => ({
+  shard: r.shard,
+  generation: r.generation,
+  owner: r.owner,
+  expiresAt: r.expires_at,
+});

@@ -1,0 +1,109 @@
+import type { Sql } from "postgres";
+import type { EndpointFilter, EndpointPatch, EndpointRepository } from "../../app/ports/endpoints.ts";
+import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
+import type { DisabledReason, Endpoint } from "../../domain/endpoint.ts";
+import type { EventType } from "../../domain/event-catalog.ts";
+import { afterCursor, fetchSize, newestFirst, toPage } from "./paging.ts";
+import { type EndpointRow, endpointColumns, endpointFromRow, endpointPatchColumns, texts } from "./rows.ts";
+
+export class PostgresEndpoints implements EndpointRepository {
+  constructor(private readonly sql: Sql) {}
+
+  async insert(endpoint: Endpoint): Promise<void> {
+    // A taken id fails with a unique violation, as the other stores refuse it.
+    await this.sql`INSERT INTO endpoints ${this.sql(endpointColumns(this.sql, endpoint))}`;
+  }
+
+  async get(scope: Scope, id: string): Promise<Endpoint | null> {
+    const [row] = await this.sql<EndpointRow[]>`
+      SELECT * FROM endpoints
+      WHERE id = ${id} AND tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}`;
+    return row ? endpointFromRow(row) : null;
+  }
+
+  async getMany(ids: readonly string[]): Promise<Endpoint[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.sql<EndpointRow[]>`
+      SELECT * FROM endpoints WHERE id = ANY(${texts(this.sql, [...new Set(ids)])}::text[])`;
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    // In the order asked, as the other stores answer.
+    return ids.flatMap((id) => {
+      const row = byId.get(id);
+      return row ? [endpointFromRow(row)] : [];
+    });
+  }
+
+  async list(scope: Scope, filter: EndpointFilter, page: PageRequest): Promise<Page<Endpoint>> {
+    const sql = this.sql;
+    const rows = await sql<EndpointRow[]>`
+      SELECT * FROM endpoints
+      WHERE tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}
+        ${filter.enabled === undefined ? sql`` : sql`AND enabled = ${filter.enabled}`}
+        ${filter.event === undefined ? sql`` : sql`AND ${filter.event}::text = ANY(events)`}
+        ${afterCursor(sql, page.cursor)}
+      ${newestFirst(sql)}
+      LIMIT ${fetchSize(page)}`;
+    return toPage(rows, page, endpointFromRow);
+  }
+
+  async listSubscribed(scope: Scope, type: EventType): Promise<Endpoint[]> {
+    // The project's endpoints are read by the scope index; the type is checked on those few rows.
+    const rows = await this.sql<EndpointRow[]>`
+      SELECT * FROM endpoints
+      WHERE tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId} AND ${type}::text = ANY(events)`;
+    return rows.map(endpointFromRow);
+  }
+
+  async update(scope: Scope, id: string, patch: EndpointPatch): Promise<Endpoint | null> {
+    const [row] = await this.sql<EndpointRow[]>`
+      UPDATE endpoints SET ${this.sql(endpointPatchColumns(this.sql, patch))}
+      WHERE id = ${id} AND tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}
+      RETURNING *`;
+    return row ? endpointFromRow(row) : null;
+  }
+
+  async delete(scope: Scope, id: string): Promise<boolean> {
+    const r = await this.sql`
+      DELETE FROM endpoints
+      WHERE id = ${id} AND tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}`;
+    return r.count === 1;
+  }
+
+  async markSucceeded(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    // Only rows in a streak are written: a success on a healthy endpoint costs no row version.
+    await this.sql`
+      UPDATE endpoints SET failing_since = NULL
+      WHERE id = ANY(${texts(this.sql, [...new Set(ids)])}::text[]) AND failing_since IS NOT NULL`;
+  }
+
+  async markFailing(ids: readonly string[], at: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await this.sql`
+      UPDATE endpoints SET failing_since = ${at}
+      WHERE id = ANY(${texts(this.sql, [...new Set(ids)])}::text[]) AND failing_since IS NULL`;
+  }
+
+  async listFailingSince(before: Date, limit: number): Promise<Endpoint[]> {
+    if (limit <= 0) return [];
+    // Read from the partial index endpoints_failing, which holds only enabled endpoints in a streak.
+    const rows = await this.sql<EndpointRow[]>`
+      SELECT * FROM endpoints
+      WHERE enabled AND failing_since IS NOT NULL AND failing_since <= ${before}
+      ORDER BY failing_since
+      LIMIT ${limit}`;
+    return rows.map(endpointFromRow);
+  }
+
+  async disable(id: string, reason: DisabledReason, at: Date): Promise<boolean> {
+    const r = await this.sql`
+      UPDATE endpoints SET enabled = false, disabled_reason = ${reason}, updated_at = ${at}
+      WHERE id = ${id} AND enabled`;
+    return r.count === 1;
+  }
+
+  async listFifo(): Promise<string[]> {
+    const rows = await this.sql<{ id: string }[]>`SELECT id FROM endpoints WHERE ordering = 'fifo'`;
+    return rows.map((r) => r.id);
+  }
+}

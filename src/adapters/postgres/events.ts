@@ -1,0 +1,225 @@
+import type { Sql } from "postgres";
+import type { EventRepository, EventSubjects, StoredEvent, SubjectMatch } from "../../app/ports/events.ts";
+import type { Scope } from "../../app/ports/paging.ts";
+import type { Delivery } from "../../domain/delivery.ts";
+// The group commit the Mongo store's publish path uses; it knows nothing of MongoDB.
+import {
+  type Answer,
+  type NaturalBatchOptions,
+  naturalBatch,
+  PUBLISH_BATCHING,
+} from "../mongo/natural-batch.ts";
+import { isUnavailable } from "./errors.ts";
+import {
+  deliveryColumns,
+  deliveryRecords,
+  type EventRow,
+  eventColumns,
+  eventFromRow,
+  eventRecords,
+  texts,
+} from "./rows.ts";
+
+/** One publish: an event and its first deliveries, written together or not at all. */
+interface Publish {
+  event: StoredEvent;
+  deliveries: readonly Delivery[];
+}
+
+export class PostgresEvents implements EventRepository {
+  private readonly publishBatched: (p: Publish) => Promise<boolean>;
+
+  /** `batching`: how concurrent publishes are grouped into one statement (natural-batch.ts). */
+  constructor(
+    private readonly sql: Sql,
+    batching: NaturalBatchOptions = PUBLISH_BATCHING,
+  ) {
+    this.publishBatched = naturalBatch((calls: readonly Publish[]) => this.write(calls), batching);
+  }
+
+  async insert(event: StoredEvent): Promise<boolean> {
+    return this.publishBatched({ event, deliveries: [] });
+  }
+
+  /**
+   * The event and its deliveries in one statement, so atomic without a transaction; concurrent publishes
+   * share that statement (each still answered for its own event).
+   */
+  async insertWithDeliveries(event: StoredEvent, deliveries: readonly Delivery[]): Promise<boolean> {
+    const stray = deliveries.find((d) => d.eventId !== event.id);
+    if (stray) throw new Error(`delivery ${stray.id} is of event ${stray.eventId}, not of ${event.id}`);
+    return this.publishBatched({ event, deliveries });
+  }
+
+  /**
+   * Writes a batch of publishes: each event whose id is free, with its deliveries; an event that exists
+   * already writes nothing and answers false. The first call of an id goes now and any repeat of it in the
+   * same batch after, so exactly one of them can win. When the statement fails for a reason other than an
+   * outage, each call is tried alone, so one bad publish fails alone.
+   */
+  private async write(calls: readonly Publish[]): Promise<Answer<boolean>[]> {
+    const seen = new Set<string>();
+    const firsts: number[] = [];
+    const repeats: number[] = [];
+    for (const [i, c] of calls.entries()) {
+      if (seen.has(c.event.id)) repeats.push(i);
+      else {
+        seen.add(c.event.id);
+        firsts.push(i);
+      }
+    }
+    const answers: Answer<boolean>[] = new Array(calls.length);
+    const unique = firsts.map((i) => calls[i]!);
+    try {
+      const won = await this.insertAll(unique);
+      for (const i of firsts) answers[i] = { ok: won.has(calls[i]!.event.id) };
+    } catch (e) {
+      const alone =
+        unique.length === 1 || isUnavailable(e)
+          ? unique.map(() => ({ error: e }))
+          : (await Promise.all(unique.map((c) => this.write([c])))).map((a) => a[0]!);
+      for (const [k, i] of firsts.entries()) answers[i] = alone[k]!;
+    }
+    if (repeats.length > 0) {
+      const again = await this.write(repeats.map((i) => calls[i]!));
+      for (const [k, i] of repeats.entries()) answers[i] = again[k]!;
+    }
+    return answers;
+  }
+
+  /** One statement: the events not stored yet, and the deliveries of exactly those. Answers the ids written. */
+  private async insertAll(calls: readonly Publish[]): Promise<Set<string>> {
+    const sql = this.sql;
+    // In id order, so two batches that meet on the same ids take their row locks in the same order.
+    const sorted = [...calls].sort((a, b) =>
+      a.event.id < b.event.id ? -1 : a.event.id > b.event.id ? 1 : 0,
+    );
+    const events = sorted.map((c) => c.event);
+    const deliveries = sorted.flatMap((c) => c.deliveries);
+    const rows = await sql<{ id: string }[]>`
+      WITH written AS (
+        INSERT INTO events (${eventColumns(sql)})
+        SELECT * FROM ${eventRecords(sql, events)}
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id
+      ), first_deliveries AS (
+        INSERT INTO deliveries (${deliveryColumns(sql)})
+        SELECT d.* FROM ${deliveryRecords(sql, deliveries)}
+        WHERE d.event_id IN (SELECT id FROM written)
+        ON CONFLICT (id) DO NOTHING
+      )
+      SELECT id FROM written`;
+    return new Set(rows.map((r) => r.id));
+  }
+
+  async get(scope: Scope, id: string): Promise<StoredEvent | null> {
+    const [row] = await this.sql<EventRow[]>`
+      SELECT * FROM events
+      WHERE id = ${id} AND tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}`;
+    return row ? eventFromRow(row) : null;
+  }
+
+  async getMany(ids: readonly string[]): Promise<StoredEvent[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.sql<EventRow[]>`
+      SELECT * FROM events WHERE id = ANY(${texts(this.sql, [...new Set(ids)])}::text[])`;
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ids.flatMap((id) => {
+      const row = byId.get(id);
+      return row ? [eventFromRow(row)] : [];
+    });
+  }
+
+  async markFannedOut(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.sql`
+      UPDATE events SET fanout_pending = false
+      WHERE id = ANY(${texts(this.sql, [...new Set(ids)])}::text[]) AND fanout_pending`;
+  }
+
+  async listFanoutPending(before: Date, limit: number): Promise<StoredEvent[]> {
+    if (limit <= 0) return [];
+    const rows = await this.sql<EventRow[]>`
+      SELECT * FROM events
+      WHERE fanout_pending AND created_at <= ${before}
+      ORDER BY created_at, id
+      LIMIT ${limit}`;
+    return rows.map(eventFromRow);
+  }
+
+  async listCreatedBetween(
+    scope: Scope,
+    since: Date,
+    until: Date,
+    limit: number,
+    after?: string,
+  ): Promise<StoredEvent[]> {
+    if (limit <= 0) return [];
+    const sql = this.sql;
+    const inWindow = sql`tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}
+      AND created_at < ${until}`;
+    const rows =
+      after === undefined
+        ? await sql<EventRow[]>`
+            SELECT * FROM events WHERE ${inWindow} AND created_at >= ${since}
+            ORDER BY created_at, id LIMIT ${limit}`
+        : // An `after` outside the scope or the window does not narrow the list (as in the other stores).
+          // Otherwise the list starts at its time, so the index reads from there, not from `since`.
+          await sql<EventRow[]>`
+            WITH pivot AS (
+              SELECT created_at, id FROM events WHERE id = ${after} AND ${inWindow} AND created_at >= ${since}
+            )
+            SELECT * FROM events
+            WHERE ${inWindow} AND created_at >= coalesce((SELECT created_at FROM pivot), ${since})
+              AND (NOT EXISTS (SELECT 1 FROM pivot) OR (created_at, id) > (SELECT created_at, id FROM pivot))
+            ORDER BY created_at, id LIMIT ${limit}`;
+    return rows.map(eventFromRow);
+  }
+
+  async deleteCreatedBefore(before: Date, scope?: Scope): Promise<number> {
+    const sql = this.sql;
+    const r = await sql`
+      DELETE FROM events WHERE created_at < ${before}
+      ${scope ? sql`AND tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}` : sql``}`;
+    return r.count;
+  }
+
+  async idsAbout(scope: Scope, subject: SubjectMatch, limit: number): Promise<string[]> {
+    if (limit <= 0) return [];
+    const sql = this.sql;
+    const match =
+      "resourceId" in subject
+        ? sql`resource_id = ${subject.resourceId}`
+        : sql`recipient_key = ${subject.recipientKey}`;
+    const rows = await sql<{ id: string }[]>`
+      SELECT id FROM events
+      WHERE ${match} AND tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}
+      LIMIT ${limit}`;
+    return rows.map((r) => r.id);
+  }
+
+  async deleteMany(scope: Scope, ids: readonly string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const r = await this.sql`
+      DELETE FROM events
+      WHERE id = ANY(${texts(this.sql, [...new Set(ids)])}::text[])
+        AND tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}`;
+    return r.count;
+  }
+
+  async listWithoutSubjects(limit: number): Promise<StoredEvent[]> {
+    if (limit <= 0) return [];
+    const rows = await this.sql<EventRow[]>`SELECT * FROM events WHERE resource_id IS NULL LIMIT ${limit}`;
+    return rows.map(eventFromRow);
+  }
+
+  async setSubjects(subjects: readonly EventSubjects[]): Promise<void> {
+    if (subjects.length === 0) return;
+    const text = (f: (s: EventSubjects) => string | null) => texts(this.sql, subjects.map(f));
+    await this.sql`
+      UPDATE events e SET resource_id = s.resource_id, recipient_key = s.recipient_key
+      FROM unnest(${text((s) => s.id)}::text[], ${text((s) => s.resourceId)}::text[],
+        ${text((s) => s.recipientKey)}::text[]) AS s(id, resource_id, recipient_key)
+      WHERE e.id = s.id`;
+  }
+}

@@ -1,0 +1,92 @@
+import type { Sql } from "postgres";
+import type { ShardLease, ShardRepository } from "../../app/ports/shards.ts";
+import { ints, leaseFromRow, type ShardLeaseRow, texts, times } from "./rows.ts";
+
+type LeaseKey = Pick<ShardLease, "shard" | "generation">;
+
+const keyOf = (l: LeaseKey) => `${l.shard}:${l.generation}`;
+const EPOCH = new Date(0);
+
+/**
+ * Shard leases decided by the (shard, generation) primary key: of several inserts of one generation, one
+ * succeeds, and `ON CONFLICT DO NOTHING RETURNING` tells each taker which it won. Only a lease's owner
+ * updates it (renew, give back). Process heartbeats are upserts.
+ */
+export class PostgresShards implements ShardRepository {
+  constructor(private readonly sql: Sql) {}
+
+  async heads(): Promise<ShardLease[]> {
+    const rows = await this.sql<ShardLeaseRow[]>`
+      SELECT DISTINCT ON (shard) shard, generation, owner, expires_at FROM shard_leases
+      ORDER BY shard, generation DESC`;
+    return rows.map(leaseFromRow);
+  }
+
+  async acquire(tries: readonly ShardLease[]): Promise<number[]> {
+    if (tries.length === 0) return [];
+    // In key order, so takers racing for the same shards lock their keys in the same order (no deadlock).
+    const sorted = [...new Map(tries.map((t) => [keyOf(t), t])).values()].sort(
+      (a, b) => a.shard - b.shard || a.generation - b.generation,
+    );
+    const sql = this.sql;
+    const shards = sorted.map((t) => t.shard);
+    const generations = sorted.map((t) => t.generation);
+    const owners = sorted.map((t) => t.owner);
+    const expiries = sorted.map((t) => t.expiresAt);
+    // The generations before a won one protect nothing any more: deleted in the same statement.
+    const rows = await sql<LeaseKey[]>`
+      WITH won AS (
+        INSERT INTO shard_leases (shard, generation, owner, expires_at)
+        SELECT * FROM unnest(${ints(sql, shards)}::integer[], ${ints(sql, generations)}::integer[],
+          ${texts(sql, owners)}::text[], ${times(sql, expiries)}::timestamptz[])
+        ON CONFLICT (shard, generation) DO NOTHING
+        RETURNING shard, generation
+      ), forgotten AS (
+        DELETE FROM shard_leases l USING won WHERE l.shard = won.shard AND l.generation < won.generation
+      )
+      SELECT shard, generation FROM won`;
+    const won = new Set(rows.map(keyOf));
+    // In the order asked, each key once.
+    const answered = new Set<string>();
+    return tries.flatMap((t) => {
+      const k = keyOf(t);
+      if (!won.has(k) || answered.has(k)) return [];
+      answered.add(k);
+      return [t.shard];
+    });
+  }
+
+  async renew(owner: string, leases: readonly LeaseKey[], expiresAt: Date): Promise<void> {
+    await this.setExpiry(owner, leases, expiresAt);
+  }
+
+  async release(owner: string, leases: readonly LeaseKey[]): Promise<void> {
+    await this.setExpiry(owner, leases, EPOCH);
+  }
+
+  private async setExpiry(owner: string, leases: readonly LeaseKey[], expiresAt: Date): Promise<void> {
+    if (leases.length === 0) return;
+    const sql = this.sql;
+    const shards = leases.map((k) => k.shard);
+    const generations = leases.map((k) => k.generation);
+    await sql`
+      UPDATE shard_leases l SET expires_at = ${expiresAt}
+      FROM unnest(${ints(sql, shards)}::integer[], ${ints(sql, generations)}::integer[]) AS k(shard, generation)
+      WHERE l.shard = k.shard AND l.generation = k.generation AND l.owner = ${owner}`;
+  }
+
+  async beat(processId: string, expiresAt: Date): Promise<void> {
+    await this.sql`
+      INSERT INTO processes (id, expires_at) VALUES (${processId}, ${expiresAt})
+      ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`;
+  }
+
+  async live(now: Date): Promise<string[]> {
+    const rows = await this.sql<{ id: string }[]>`SELECT id FROM processes WHERE expires_at > ${now}`;
+    return rows.map((r) => r.id);
+  }
+
+  async leave(processId: string): Promise<void> {
+    await this.sql`DELETE FROM processes WHERE id = ${processId}`;
+  }
+}
