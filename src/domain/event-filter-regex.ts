@@ -180,7 +180,7 @@ class Translator {
       throw new PatternError("uses a backreference, which is not supported");
     if (c === "x") return this.hex(2);
     if (c === "u") {
-      if (this.peek() !== "{") return this.hex(4);
+      if (this.peek() !== "{") return this.surrogatePair(this.hex(4));
       const close = this.cs.indexOf("}", this.i);
       const digits = close === -1 ? "" : this.cs.slice(this.i + 1, close).join("");
       if (!/^[0-9a-fA-F]{1,6}$/.test(digits) || Number.parseInt(digits, 16) > 0x10ffff) {
@@ -195,6 +195,16 @@ class Translator {
       );
     }
     return c.codePointAt(0)!;
+  }
+
+  /** `\uD83D\uDE00` is one character, 😀, as in JavaScript's u mode: a high surrogate takes a low one. */
+  private surrogatePair(high: number): number {
+    if (high < 0xd800 || high > 0xdbff || this.peek() !== "\\" || this.peek(1) !== "u") return high;
+    const digits = this.cs.slice(this.i + 2, this.i + 6).join("");
+    const low = /^[0-9a-fA-F]{4}$/.test(digits) ? Number.parseInt(digits, 16) : -1;
+    if (low < 0xdc00 || low > 0xdfff) return high;
+    this.i += 6;
+    return 0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00);
   }
 
   private hex(n: number): number {
