@@ -12,13 +12,15 @@ function localTimes(root) {
 }
 
 /** Copy buttons: data-copy names the element whose text is copied. */
-function copyButtons() {
-  for (const b of document.querySelectorAll("button[data-copy]")) {
+function copyButtons(root) {
+  for (const b of root.querySelectorAll("button[data-copy]")) {
     b.addEventListener("click", async () => {
       const source = document.getElementById(b.dataset.copy);
       if (!source) return;
       try {
-        await navigator.clipboard.writeText(source.textContent.trim());
+        // data-raw: bytes as sent, copied untouched (a body's whitespace is part of its signature).
+        const text = source.hasAttribute("data-raw") ? source.textContent : source.textContent.trim();
+        await navigator.clipboard.writeText(text);
         b.textContent = "Copied";
       } catch {
         const range = document.createRange();
@@ -97,6 +99,37 @@ function liveFeed() {
   });
 }
 
+/**
+ * An attempt page showing a pending attempt: listens on the live channel for that event's attempts to
+ * this endpoint, and when one differs from what the page shows, swaps in the page as it is now.
+ */
+function followAttempt() {
+  const box = document.querySelector("[data-follow]");
+  if (!box) return;
+  const shown = new Map();
+  for (const el of document.querySelectorAll("[data-attempt]"))
+    shown.set(el.dataset.attempt, el.dataset.state);
+  const source = new EventSource(box.dataset.follow);
+  source.addEventListener("delivery", async (e) => {
+    const d = JSON.parse(e.data);
+    if (shown.get(d.id) === `${d.status} ${d.attempted_at ?? ""}`) return;
+    source.close();
+    try {
+      const res = await fetch(location.href, { credentials: "same-origin" });
+      const main = new DOMParser().parseFromString(await res.text(), "text/html").querySelector("main");
+      // Signed out meanwhile (a redirect to sign in) or an error: a plain reload shows it as it is.
+      if (!res.ok || res.redirected || !main) throw new Error(`HTTP ${res.status}`);
+      document.querySelector("main").replaceWith(main);
+      localTimes(main);
+      copyButtons(main);
+      followAttempt();
+    } catch {
+      location.reload();
+    }
+  });
+}
+
 localTimes(document);
-copyButtons();
+copyButtons(document);
 liveFeed();
+followAttempt();

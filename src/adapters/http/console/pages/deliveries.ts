@@ -5,6 +5,7 @@ import { HEADER_VALUE_MASK } from "../../../../domain/custom-headers.ts";
 import { DELIVERY_STATUSES, type Delivery, type DeliveryStatus } from "../../../../domain/delivery.ts";
 import type { Endpoint } from "../../../../domain/endpoint.ts";
 import { EVENT_TYPES, isEventType } from "../../../../domain/event-catalog.ts";
+import { isoMillis } from "../../../../domain/time.ts";
 import { decodeCursor, encodeCursor } from "../../cursor.ts";
 import { type PageRoutes, param } from "../context.ts";
 import { parseMoment } from "../forms.ts";
@@ -84,17 +85,20 @@ export function deliveryDetailPage(
   timeline: Delivery[],
 ): Html {
   const request = sent
-    ? html`<pre class="code" tabindex="0" aria-label="Request">POST ${sent.url}
-${sent.headers.map(([k, v]) => `${k}: ${v}\n`)}
-${prettyJson(sent.body)}</pre>
-<p class="muted small">The signature is recomputed from the stored body under the endpoint's signature scheme, with its secrets active at the attempt; the secrets themselves are never shown, nor are custom header values (${HEADER_VALUE_MASK}). Scheme and custom headers are the endpoint's current ones.</p>`
+    ? sentRequest(sent, d, endpoint)
     : html`<p class="muted">${d.erasedAt ? "The event was erased." : d.attemptedAt ? "The event or endpoint is no longer retained." : "Not sent yet."}</p>`;
   // An erased record is never sent again: no retry button, and what it held is said to be gone.
   const retry = d.erasedAt
     ? ""
     : html`<form method="post" action="${base}/deliveries/${d.id}/retry">${csrfField(csrf)}<button type="submit">Retry now</button></form>`;
+  // A page showing a pending attempt follows it on the live channel (assets/app.js swaps in the new page).
+  const pending = d.status === "pending" || timeline.some((a) => a.status === "pending");
+  const follow = pending
+    ? html`<p class="muted small" id="follow-state" role="status" aria-live="polite" data-follow="${base}/live/stream?delivery=${d.id}" data-attempt="${d.id}" data-state="${attemptState(d)}">This page updates by itself when the pending attempt is recorded.</p>`
+    : "";
   return html`<div class="head"><h1>Delivery attempt ${d.attempt}</h1>
 ${retry}</div>
+${follow}
 ${d.erasedAt ? html`<p class="notice" role="note">Erased ${time(d.erasedAt)}: this attempt's event and the receiver's answer were removed${d.status === "cancelled" && d.attemptedAt === null ? ", and it was cancelled before it was sent" : ""}. It is never sent again.</p>` : ""}
 <dl class="props">
 <dt>Status</dt><dd>${statusBadge(d.status)} ${d.trigger === "manual" ? "(manual)" : "(automatic)"}</dd>
@@ -114,8 +118,33 @@ ${request}
 <h2>Every attempt of this event to this endpoint</h2>
 <ol class="timeline">${timeline.map(
     (a) =>
-      html`<li${a.id === d.id ? html` aria-current="true"` : ""}><a href="${base}/deliveries/${a.id}">Attempt ${a.attempt}</a> ${statusBadge(a.status)} ${a.trigger} · scheduled ${time(a.scheduledAt)} · attempted ${time(a.attemptedAt, "not yet")}${a.responseStatus ? ` · HTTP ${a.responseStatus}` : ""}${a.error ? ` · ${a.error}` : ""}${a.durationMs !== null ? ` · ${a.durationMs} ms` : ""}</li>`,
+      html`<li data-attempt="${a.id}" data-state="${attemptState(a)}"${a.id === d.id ? html` aria-current="true"` : ""}><a href="${base}/deliveries/${a.id}">Attempt ${a.attempt}</a> ${statusBadge(a.status)} ${a.trigger} · scheduled ${time(a.scheduledAt)} · attempted ${time(a.attemptedAt, "not yet")}${a.responseStatus ? ` · HTTP ${a.responseStatus}` : ""}${a.error ? ` · ${a.error}` : ""}${a.durationMs !== null ? ` · ${a.durationMs} ms` : ""}</li>`,
   )}</ol>`;
+}
+
+/** What the live channel compares to tell that an attempt changed: its status and attempt time. */
+const attemptState = (d: Delivery): string => `${d.status} ${d.attemptedAt ? isoMillis(d.attemptedAt) : ""}`;
+
+/**
+ * The request an attempt sent: its line and headers, then the body exactly as sent (the bytes the
+ * signature covers; a formatted view sits beside it), and what of it is rebuilt rather than recorded.
+ */
+function sentRequest(sent: SentRequest, d: Delivery, endpoint: Endpoint | null): Html {
+  const bytes = new TextEncoder().encode(sent.body).length;
+  const pretty = prettyJson(sent.body);
+  // The record keeps the attempt's URL and time, not its headers: say what is rebuilt, and when the
+  // endpoint changed after the attempt, that its settings then may have been other than these.
+  const changedSince =
+    endpoint && d.attemptedAt && endpoint.updatedAt.getTime() > d.attemptedAt.getTime()
+      ? html` <strong>This endpoint was changed after this attempt</strong> (${time(endpoint.updatedAt)}), so the scheme, headers or secrets in force then may have differed from these.`
+      : "";
+  return html`<pre class="code" id="request-head" tabindex="0" aria-label="Request line and headers">POST ${sent.url}
+${sent.headers.map(([k, v], i) => `${k}: ${v}${i < sent.headers.length - 1 ? "\n" : ""}`)}</pre>
+<div class="secret"><span>Body, exactly as sent: <strong>${bytes}</strong> bytes</span> <button type="button" data-copy="request-body">Copy body</button></div>
+<pre class="code raw" id="request-body" data-raw tabindex="0" aria-label="Body as sent">
+${sent.body}</pre>
+${pretty === sent.body ? "" : html`<details><summary>Formatted view <span class="muted small">(for reading: not the bytes sent)</span></summary><pre class="code" tabindex="0">${pretty}</pre></details>`}
+<p class="muted small" id="request-note">Herald records each attempt's URL and time, not its headers: the headers are rebuilt. The signature is recomputed over the body above with the secrets that were active at the attempt's time. <strong>The record does not say which signature scheme and custom headers were in force for this attempt</strong>: those shown are the endpoint's current ones.${changedSince} Secrets are never shown, nor custom header values (${HEADER_VALUE_MASK}).</p>`;
 }
 
 const ERROR_TEXT: Record<string, string> = {
