@@ -1,0 +1,325 @@
+import { createServer, type Server, type Socket } from "node:net";
+import type { PGlite } from "@electric-sql/pglite";
+
+/**
+ * Serves one PGlite database to several PostgreSQL wire-protocol connections on loopback.
+ *
+ * PGlite is one backend session. `@electric-sql/pglite-socket`'s server queues each protocol *message*
+ * and keeps a connection's turn only while a transaction block is open, so the Parse/Bind/Execute/Sync
+ * of two connections interleave: one binds or executes the other's unnamed statement or portal (wrong
+ * rows or errors; electric-sql/pglite#1046, #977; reproduced here with postgres.js). This server hands the
+ * backend to another connection only when the backend says it is idle: at a ReadyForQuery whose status
+ * is 'I'. Until then (an extended-protocol batch up to its Sync, a transaction, a COPY) the connection
+ * that started it keeps the backend and the others wait. docs/adr/0017-embedded-postgres.md.
+ */
+export interface EmbeddedServer {
+  host: string;
+  port: number;
+  /** Stops accepting, closes every connection and waits for the backend to be left idle. */
+  close(): Promise<void>;
+}
+
+export interface EmbeddedServerOptions {
+  host?: string;
+  /** Connections beyond this are refused with SQLSTATE 53300, as a server at max_connections does. */
+  maxConnections?: number;
+}
+
+const SSL_REQUEST = 80877103;
+const GSSENC_REQUEST = 80877104;
+const CANCEL_REQUEST = 80877102;
+
+/** Frontend messages after which a client waits for the backend's answer: a turn ends with one of them. */
+const TURN_ENDS = new Set(["S", "Q", "H", "c", "f", "F"].map((c) => c.charCodeAt(0)));
+const TERMINATE = "X".charCodeAt(0);
+const PARSE = "P".charCodeAt(0);
+const CLOSE = "C".charCodeAt(0);
+const READY = "Z".charCodeAt(0);
+const IDLE = "I".charCodeAt(0);
+/** Backend messages that may follow a ReadyForQuery without ending the idle state (asynchronous ones). */
+const ASYNC = new Set(["A", "N", "S"].map((c) => c.charCodeAt(0)));
+
+/** One client connection: its socket, what it sent that is not yet a whole turn, its named statements. */
+interface Client {
+  socket: Socket;
+  started: boolean;
+  input: Buffer;
+  turn: Buffer[];
+  statements: Set<string>;
+  gone: boolean;
+}
+
+/** Work for the backend: a client's turn (its messages), or the clean-up after a client left. */
+interface Job {
+  client: Client;
+  messages: Buffer | null;
+}
+
+export async function serveEmbedded(
+  db: PGlite,
+  options: EmbeddedServerOptions = {},
+): Promise<EmbeddedServer> {
+  const host = options.host ?? "127.0.0.1";
+  const maxConnections = options.maxConnections ?? 100;
+  const clients = new Set<Client>();
+  const jobs: Job[] = [];
+  /** The client whose batch or transaction is open in the backend; only its jobs may run. */
+  let owner: Client | null = null;
+  let running = false;
+  let drained: (() => void) | null = null;
+
+  const pump = async () => {
+    if (running) return;
+    running = true;
+    try {
+      for (;;) {
+        const index = owner ? jobs.findIndex((j) => j.client === owner) : 0;
+        const job = index >= 0 ? jobs.splice(index, 1)[0] : undefined;
+        if (!job) break;
+        let idle = await run(job);
+        // A client that left while its turn ran leaves no job to end what it opened: end it now.
+        if (!idle && job.client.gone) idle = await cleanUp(job.client);
+        owner = idle ? null : job.client;
+      }
+    } finally {
+      running = false;
+      drained?.();
+    }
+  };
+
+  /** Runs one job; answers whether the backend is idle afterwards. */
+  const run = async (job: Job): Promise<boolean> => {
+    const { client } = job;
+    if (job.messages === null) return cleanUp(client);
+    const ready = new ReadyTracker();
+    try {
+      await db.runExclusive(() =>
+        db.execProtocolRawStream(job.messages as Buffer, {
+          onRawData: (data) => {
+            ready.feed(data);
+            // A copy: `data` may be a view of PGlite's memory, reused before the socket has written it.
+            if (!client.gone && client.socket.writable) client.socket.write(Buffer.from(data));
+          },
+        }),
+      );
+    } catch {
+      // PGlite itself failed (not an SQL error, which is an ErrorResponse): this client cannot trust its
+      // session any more. Drop it; its clean-up resets the backend so the others go on.
+      client.socket.destroy();
+      return cleanUp(client);
+    }
+    return ready.idle;
+  };
+
+  /**
+   * Leaves the backend as a departed client should: its batch ended (a Sync, a no-op when none is open),
+   * its transaction rolled back, its named statements freed (they would otherwise pile up in the one session).
+   */
+  const cleanUp = async (client: Client): Promise<boolean> => {
+    try {
+      await db.runExclusive(async () => {
+        await db.execProtocolRaw(message("S", Buffer.alloc(0)));
+        if (db.isInTransaction()) await db.execProtocolRaw(message("Q", cstring("ROLLBACK")));
+        if (client.statements.size > 0) {
+          const closes = [...client.statements].map((name) =>
+            message("C", Buffer.concat([Buffer.from("S"), cstring(name)])),
+          );
+          await db.execProtocolRaw(Buffer.concat([...closes, message("S", Buffer.alloc(0))]));
+        }
+      });
+    } catch {
+      // The database is closing or broken; nothing is left to reset.
+    }
+    client.statements.clear();
+    return true;
+  };
+
+  const enqueue = (job: Job) => {
+    jobs.push(job);
+    void pump();
+  };
+
+  const onData = (client: Client, data: Buffer) => {
+    client.input = client.input.length === 0 ? data : Buffer.concat([client.input, data]);
+    for (;;) {
+      const input = client.input;
+      if (!client.started) {
+        if (input.length < 8) return;
+        const length = input.readInt32BE(0);
+        if (input.length < length) return;
+        const code = input.readInt32BE(4);
+        client.input = input.subarray(length);
+        if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
+          client.socket.write("N"); // no encryption on loopback; the client goes on in the clear
+          continue;
+        }
+        if (code === CANCEL_REQUEST) {
+          // One backend, one statement at a time: there is nothing to signal.
+          client.socket.end();
+          return;
+        }
+        client.started = true;
+        enqueue({ client, messages: input.subarray(0, length) });
+        continue;
+      }
+      if (input.length < 5) return;
+      const length = 1 + input.readInt32BE(1);
+      if (input.length < length) return;
+      const type = input[0] as number;
+      const msg = input.subarray(0, length);
+      client.input = input.subarray(length);
+      if (type === TERMINATE) {
+        client.socket.end();
+        return;
+      }
+      noteStatements(client, type, msg);
+      client.turn.push(msg);
+      if (TURN_ENDS.has(type)) {
+        const messages = Buffer.concat(client.turn);
+        client.turn = [];
+        enqueue({ client, messages });
+      }
+    }
+  };
+
+  const onGone = (client: Client) => {
+    if (client.gone) return;
+    client.gone = true;
+    clients.delete(client);
+    for (let i = jobs.length - 1; i >= 0; i--) if (jobs[i]?.client === client) jobs.splice(i, 1);
+    if (client.started) enqueue({ client, messages: null });
+    else drained?.();
+  };
+
+  const server: Server = createServer({ noDelay: true }, (socket) => {
+    if (clients.size >= maxConnections) {
+      socket.end(errorResponse("53300", "sorry, too many clients already"));
+      return;
+    }
+    const client: Client = {
+      socket,
+      started: false,
+      input: Buffer.alloc(0),
+      turn: [],
+      statements: new Set(),
+      gone: false,
+    };
+    clients.add(client);
+    socket.on("data", (data) => onData(client, data));
+    socket.on("error", () => socket.destroy());
+    socket.on("close", () => onGone(client));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("the embedded server has no TCP port");
+
+  return {
+    host,
+    port: address.port,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const client of clients) client.socket.destroy();
+      await closed;
+      // Each client's 'close' queues its clean-up: wait until all have left and the backend is idle.
+      await new Promise<void>((resolve) => {
+        drained = () => {
+          if (clients.size === 0 && !running && jobs.length === 0 && owner === null) resolve();
+        };
+        drained();
+      });
+    },
+  };
+}
+
+/** Records the named statements a client makes and closes, so they can be freed when it leaves. */
+function noteStatements(client: Client, type: number, msg: Buffer): void {
+  if (type === PARSE) {
+    const name = readCString(msg, 5);
+    if (name !== "") client.statements.add(name);
+  } else if (type === CLOSE && msg[5] === "S".charCodeAt(0)) {
+    client.statements.delete(readCString(msg, 6));
+  }
+}
+
+function readCString(buf: Buffer, at: number): string {
+  const end = buf.indexOf(0, at);
+  return buf.toString("utf8", at, end < 0 ? buf.length : end);
+}
+
+function cstring(s: string): Buffer {
+  return Buffer.from(`${s}\0`);
+}
+
+function message(type: string, body: Buffer): Buffer {
+  const head = Buffer.alloc(5);
+  head.write(type, 0);
+  head.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
+
+function errorResponse(code: string, text: string): Buffer {
+  const field = (t: string, v: string) => Buffer.concat([Buffer.from(t), cstring(v)]);
+  return message(
+    "E",
+    Buffer.concat([
+      field("S", "FATAL"),
+      field("V", "FATAL"),
+      field("C", code),
+      field("M", text),
+      Buffer.alloc(1),
+    ]),
+  );
+}
+
+/**
+ * Follows the backend's messages across chunks to tell whether the last one that matters was a
+ * ReadyForQuery with status idle ('I'); 'T' (in a transaction) and 'E' (failed transaction) are not idle.
+ */
+class ReadyTracker {
+  private header = Buffer.alloc(5);
+  private headerLength = 0;
+  private bodyLeft = 0;
+  private type = 0;
+  private status = 0;
+  /** Status of the last ReadyForQuery, or 0 when a message other than an asynchronous one followed it. */
+  private lastReady = 0;
+
+  get idle(): boolean {
+    return this.headerLength === 0 && this.bodyLeft === 0 && this.lastReady === IDLE;
+  }
+
+  feed(data: Uint8Array): void {
+    let at = 0;
+    while (at < data.length) {
+      if (this.bodyLeft === 0) {
+        const take = Math.min(5 - this.headerLength, data.length - at);
+        this.header.set(data.subarray(at, at + take), this.headerLength);
+        this.headerLength += take;
+        at += take;
+        if (this.headerLength < 5) return;
+        this.headerLength = 0;
+        this.type = this.header[0] as number;
+        this.bodyLeft = this.header.readInt32BE(1) - 4;
+        if (this.bodyLeft === 0) this.ended();
+        continue;
+      }
+      const take = Math.min(this.bodyLeft, data.length - at);
+      if (this.type === READY) this.status = data[at + take - 1] as number;
+      this.bodyLeft -= take;
+      at += take;
+      if (this.bodyLeft === 0) this.ended();
+    }
+  }
+
+  private ended(): void {
+    if (this.type === READY) this.lastReady = this.status;
+    else if (!ASYNC.has(this.type)) this.lastReady = 0;
+  }
+}
