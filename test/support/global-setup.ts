@@ -1,8 +1,8 @@
-import { execFile, spawnSync } from "node:child_process";
-import { accessSync, constants, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { delimiter, join, resolve } from "node:path";
+import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { exported, onPath, postgresBinaries, runScript } from "./postgres-server.ts";
 
 /**
  * The run's database servers, one of each for the whole run; each test file then makes a database of
@@ -28,8 +28,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
 }
 
-const ROOT = resolve(import.meta.dirname, "../..");
-
 interface Started {
   stop(): Promise<void>;
 }
@@ -40,60 +38,9 @@ function note(message: string): void {
   process.stderr.write(`global setup: ${message}\n`);
 }
 
-/** Runs a script of scripts/, answering its stdout; rejects with its stderr. */
-function script(name: string, args: string[], env: Record<string, string> = {}): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    execFile(
-      join(ROOT, "scripts", name),
-      args,
-      { env: { ...process.env, ...env }, maxBuffer: 1 << 20 },
-      (error, stdout, stderr) => {
-        if (error) reject(new Error(`scripts/${name} ${args.join(" ")}: ${stderr.trim() || error.message}`));
-        else resolvePromise(stdout);
-      },
-    );
-  });
-}
-
-/** The value that `scripts/<x>.sh start` prints as `export NAME=value`. */
-function exported(stdout: string, name: string): string {
-  const m = new RegExp(`^export ${name}=(\\S+)$`, "m").exec(stdout);
-  if (!m?.[1]) throw new Error(`no ${name} in: ${stdout}`);
-  return m[1];
-}
-
 /** A state directory for a script's server; PostgreSQL's own user must reach it when run as root. */
 function stateDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), prefix));
-}
-
-function onPath(command: string): string | null {
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, command);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return null;
-}
-
-/** Whether this machine has PostgreSQL server binaries that scripts/postgres.sh can run (as it finds them). */
-function postgresBinaries(): boolean {
-  let debian = false;
-  try {
-    debian = readdirSync("/usr/lib/postgresql").some((v) =>
-      existsSync(`/usr/lib/postgresql/${v}/bin/initdb`),
-    );
-  } catch {
-    // not Debian's layout
-  }
-  if (!debian && !(onPath("initdb") && onPath("pg_ctl"))) return false;
-  // As root the server runs as the `postgres` OS user (PostgreSQL refuses to run as root).
-  return process.getuid?.() !== 0 || spawnSync("id", ["-u", "postgres"]).status === 0;
 }
 
 async function runPostgres(): Promise<Started & { url: string }> {
@@ -103,11 +50,11 @@ async function runPostgres(): Promise<Started & { url: string }> {
     const state = stateDir("herald-test-pg-");
     try {
       // Only the machine's binaries: the tests never install anything.
-      const out = await script("postgres.sh", ["start", state], { POSTGRES_INSTALL: "no" });
+      const out = await runScript("postgres.sh", ["start", state], { POSTGRES_INSTALL: "no" });
       return {
         url: exported(out, "DATABASE_URL"),
         stop: async () => {
-          await script("postgres.sh", ["stop", state]).catch((e: Error) => note(e.message));
+          await runScript("postgres.sh", ["stop", state]).catch((e: Error) => note(e.message));
         },
       };
     } catch (e) {
@@ -168,11 +115,11 @@ async function startFerretDb(): Promise<(Started & { uri: string }) | null> {
     );
   const state = stateDir("herald-test-ferretdb-");
   try {
-    const out = await script("ferretdb.sh", ["start", state], { POSTGRES_INSTALL: "no" });
+    const out = await runScript("ferretdb.sh", ["start", state], { POSTGRES_INSTALL: "no" });
     return {
       uri: exported(out, "MONGODB_URI"),
       stop: async () => {
-        await script("ferretdb.sh", ["stop", state]).catch((e: Error) => note(e.message));
+        await runScript("ferretdb.sh", ["stop", state]).catch((e: Error) => note(e.message));
       },
     };
   } catch (e) {
