@@ -76,14 +76,21 @@ CREATE TABLE deliveries (
   erased_at timestamptz,
   sequence bigint NOT NULL
 ) WITH (fillfactor = 80);
--- An endpoint's deliveries newest first (the API's list; the scope is checked on the rows).
-CREATE INDEX deliveries_webhook_created ON deliveries (webhook_id, created_at DESC, id DESC);
+-- An endpoint's deliveries newest first (the API's list), led by the scope so that the console can also
+-- walk a project's endpoints through it (one probe each) and merge their newest rows, instead of reading
+-- the project's rows (one project is often the whole table): no index of its own for project-wide lists.
+CREATE INDEX deliveries_webhook_created ON deliveries (tenant_id, project_id, webhook_id, created_at DESC, id DESC);
 -- The latest attempt of an event to an endpoint (manual retry, recovery), and erasure by event.
 CREATE INDEX deliveries_event_webhook ON deliveries (event_id, webhook_id, attempt DESC);
 -- Due work: only pending rows are in it, so it stays as small as the backlog.
 CREATE INDEX deliveries_due ON deliveries (scheduled_at, shard) WHERE status = 'pending';
 -- An endpoint's pending work in acceptance order: the head of a FIFO endpoint, counts, cancellation.
 CREATE INDEX deliveries_webhook_pending ON deliveries (webhook_id, sequence, event_id) WHERE status = 'pending';
+-- The console's attempts since a moment (health, charts, live view) and each endpoint's last success, per
+-- (endpoint, status) newest first. Only attempted rows are in it: inserting a pending row adds no entry;
+-- recording a result adds one (that update is never HOT, as it changes the status the partial indexes name).
+CREATE INDEX deliveries_webhook_attempted ON deliveries (webhook_id, status, attempted_at DESC)
+  WHERE attempted_at IS NOT NULL;
 -- Retention, as for events.
 CREATE INDEX deliveries_created_brin ON deliveries USING brin (created_at);
 

@@ -1,0 +1,257 @@
+import type { Fragment, Sql } from "postgres";
+import type {
+  AttemptResult,
+  DeliveryFilter,
+  DeliveryRepository,
+  DueRequest,
+} from "../../app/ports/deliveries.ts";
+import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
+import type { Delivery } from "../../domain/delivery.ts";
+import { afterCursor, fetchSize, newestFirst, toPage } from "./paging.ts";
+import { type DeliveryRow, deliveryColumns, deliveryFromRow, deliveryRecords, OID } from "./rows.ts";
+
+/** Rows one retention statement deletes at most: each batch is its own short transaction. */
+export const DELETE_BATCH = 10_000;
+
+const unique = (xs: readonly string[]) => [...new Set(xs)];
+const pairKey = (eventId: string, webhookId: string) => `${eventId}/${webhookId}`;
+
+/** The API's delivery filters (status, event type, event id, creation window), each an `AND` or nothing. */
+export function deliveryFilterSql(sql: Sql, f: DeliveryFilter): Fragment {
+  return sql`${f.status !== undefined ? sql`AND status = ${f.status}` : sql``}
+    ${f.eventType !== undefined ? sql`AND event_type = ${f.eventType}` : sql``}
+    ${f.eventId !== undefined ? sql`AND event_id = ${f.eventId}` : sql``}
+    ${f.since !== undefined ? sql`AND created_at >= ${f.since}` : sql``}
+    ${f.until !== undefined ? sql`AND created_at < ${f.until}` : sql``}`;
+}
+
+export interface PostgresDeliveriesOptions {
+  /** Rows one retention statement deletes at most (DELETE_BATCH). */
+  deleteBatch?: number;
+}
+
+export class PostgresDeliveries implements DeliveryRepository {
+  private readonly deleteBatch: number;
+
+  constructor(
+    private readonly sql: Sql,
+    options: PostgresDeliveriesOptions = {},
+  ) {
+    this.deleteBatch = options.deleteBatch ?? DELETE_BATCH;
+  }
+
+  /** One statement for the batch; a record whose id exists is left as it is. */
+  async insertMany(deliveries: readonly Delivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    const sql = this.sql;
+    await sql`INSERT INTO deliveries (${deliveryColumns(sql)})
+      SELECT * FROM ${deliveryRecords(sql, deliveries)}
+      ON CONFLICT (id) DO NOTHING`;
+  }
+
+  async get(scope: Scope, id: string): Promise<Delivery | null> {
+    const [row] = await this.sql<DeliveryRow[]>`SELECT * FROM deliveries
+      WHERE id = ${id} AND tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}`;
+    return row ? deliveryFromRow(row) : null;
+  }
+
+  /** Served by `deliveries_webhook_created`: equality on the scope and endpoint, the cursor as its start. */
+  async list(scope: Scope, webhookId: string, f: DeliveryFilter, page: PageRequest): Promise<Page<Delivery>> {
+    const sql = this.sql;
+    const rows = await sql<DeliveryRow[]>`SELECT * FROM deliveries
+      WHERE tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId} AND webhook_id = ${webhookId}
+        ${deliveryFilterSql(sql, f)} ${afterCursor(sql, page.cursor)}
+      ${newestFirst(sql)}
+      LIMIT ${fetchSize(page)}`;
+    return toPage(rows, page, deliveryFromRow);
+  }
+
+  /** One top-1 probe of `deliveries_event_webhook` per pair. */
+  async maxAttempts(pairs: readonly { eventId: string; webhookId: string }[]): Promise<Map<string, number>> {
+    const out = new Map(pairs.map((p) => [pairKey(p.eventId, p.webhookId), 0]));
+    if (pairs.length === 0) return out;
+    const rows = await this.sql<{ event_id: string; webhook_id: string; attempt: number | null }[]>`
+      SELECT p.event_id, p.webhook_id,
+        (SELECT d.attempt FROM deliveries d
+          WHERE d.event_id = p.event_id AND d.webhook_id = p.webhook_id
+          ORDER BY d.attempt DESC LIMIT 1) AS attempt
+      FROM unnest(${this.sql.array(
+        pairs.map((p) => p.eventId),
+        OID.text,
+      )}::text[], ${this.sql.array(
+        pairs.map((p) => p.webhookId),
+        OID.text,
+      )}::text[]) AS p(event_id, webhook_id)`;
+    for (const r of rows) if (r.attempt !== null) out.set(pairKey(r.event_id, r.webhook_id), r.attempt);
+    return out;
+  }
+
+  /** `deliveries_event_webhook` read in (event, attempt descending) order; the first row of each event wins. */
+  async latestForEvents(webhookId: string, eventIds: readonly string[]): Promise<Map<string, Delivery>> {
+    const out = new Map<string, Delivery>();
+    if (eventIds.length === 0) return out;
+    const rows = await this.sql<DeliveryRow[]>`
+      SELECT DISTINCT ON (event_id) * FROM deliveries
+      WHERE event_id = ANY(${this.sql.array(unique(eventIds), OID.text)}::text[]) AND webhook_id = ${webhookId}
+      ORDER BY event_id, attempt DESC`;
+    for (const r of rows) out.set(r.event_id, deliveryFromRow(r));
+    return out;
+  }
+
+  /** Served by `deliveries_webhook_pending`. */
+  async cancelPending(scope: Scope, webhookId: string): Promise<number> {
+    const r = await this.sql`UPDATE deliveries
+      SET status = 'cancelled', attempted_at = NULL, next_attempt_at = NULL
+      WHERE webhook_id = ${webhookId} AND status = 'pending'
+        AND tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}`;
+    return r.count;
+  }
+
+  /**
+   * One read of the partial index `deliveries_due` (pending rows only), earliest first. The exclusions
+   * are filters on the rows the index finds; each is left out of the statement when empty. Nothing is
+   * written (ADR 9). `perEndpointLimit` is not applied, as on MongoDB: honouring it exactly means reading
+   * past the page (a window over every due row), and stopping at the page instead would answer a short
+   * page while more is due, which tells the engine there is nothing more to read. The engine keeps to
+   * each endpoint's room itself, and leaves a full endpoint out of its next read.
+   */
+  async due(r: DueRequest): Promise<Delivery[]> {
+    if (r.limit <= 0 || (r.shards !== null && r.shards.length === 0)) return [];
+    const sql = this.sql;
+    const rows = await sql<DeliveryRow[]>`SELECT * FROM deliveries
+      WHERE status = 'pending' AND scheduled_at <= ${r.now}
+        ${r.shards === null ? sql`` : sql`AND shard = ANY(${sql.array([...r.shards], OID.int4)}::integer[])`}
+        ${
+          r.excludeWebhookIds.length === 0
+            ? sql``
+            : sql`AND webhook_id <> ALL(${sql.array(unique(r.excludeWebhookIds), OID.text)}::text[])`
+        }
+        ${r.excludeIds.length === 0 ? sql`` : sql`AND id <> ALL(${sql.array([...r.excludeIds], OID.text)}::text[])`}
+      ORDER BY scheduled_at
+      LIMIT ${r.limit}`;
+    return rows.map(deliveryFromRow);
+  }
+
+  async postpone(ids: readonly string[], until: Date): Promise<void> {
+    if (ids.length === 0) return;
+    await this.sql`UPDATE deliveries SET scheduled_at = ${until}
+      WHERE id = ANY(${this.sql.array(unique(ids), OID.text)}::text[]) AND status = 'pending'`;
+  }
+
+  /** Served by `deliveries_webhook_pending`, whose order is the acceptance order. */
+  async head(webhookId: string): Promise<Delivery | null> {
+    const [row] = await this.sql<DeliveryRow[]>`SELECT * FROM deliveries
+      WHERE webhook_id = ${webhookId} AND status = 'pending'
+      ORDER BY sequence, event_id
+      LIMIT 1`;
+    return row ? deliveryFromRow(row) : null;
+  }
+
+  /** One grouped read of `deliveries_webhook_pending`. */
+  async countPending(webhookIds: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map(webhookIds.map((id) => [id, 0]));
+    if (webhookIds.length === 0) return out;
+    const rows = await this.sql<{ webhook_id: string; n: number }[]>`
+      SELECT webhook_id, count(*)::integer AS n FROM deliveries
+      WHERE webhook_id = ANY(${this.sql.array(unique(webhookIds), OID.text)}::text[]) AND status = 'pending'
+      GROUP BY webhook_id`;
+    for (const r of rows) out.set(r.webhook_id, r.n);
+    return out;
+  }
+
+  /**
+   * One statement for the whole batch: the follow-ups' insert (an existing id is left as it is) and the
+   * results' update (each only while its record is still pending) commit together, so there is no moment
+   * where a result is recorded and its follow-up is not, nor the other way round. Repeating it is harmless.
+   */
+  async record(results: readonly AttemptResult[]): Promise<void> {
+    if (results.length === 0) return;
+    const sql = this.sql;
+    const nexts = results.flatMap((r) => (r.next ? [r.next] : []));
+    const text = (f: (r: AttemptResult) => string | null) => sql.array(results.map(f), OID.text);
+    const int = (f: (r: AttemptResult) => number | null) => sql.array(results.map(f), OID.int4);
+    const time = (f: (r: AttemptResult) => Date | null) => sql.array(results.map(f), OID.timestamptz);
+    await sql`
+      ${
+        nexts.length === 0
+          ? sql``
+          : sql`WITH follow_ups AS (
+              INSERT INTO deliveries (${deliveryColumns(sql)})
+              SELECT * FROM ${deliveryRecords(sql, nexts)}
+              ON CONFLICT (id) DO NOTHING
+            )`
+      }
+      UPDATE deliveries AS d SET
+        status = r.status, response_status = r.response_status, response_body = r.response_body,
+        error = r.error, duration_ms = r.duration_ms, attempted_at = r.attempted_at,
+        next_attempt_at = r.next_attempt_at
+      FROM unnest(
+        ${text((r) => r.id)}::text[], ${text((r) => r.status)}::text[],
+        ${int((r) => r.responseStatus)}::integer[], ${text((r) => r.responseBody)}::text[],
+        ${text((r) => r.error)}::text[], ${int((r) => r.durationMs)}::integer[],
+        ${time((r) => r.attemptedAt)}::timestamptz[], ${time((r) => r.nextAttemptAt)}::timestamptz[]
+      ) AS r(id, status, response_status, response_body, error, duration_ms, attempted_at, next_attempt_at)
+      WHERE d.id = r.id AND d.status = 'pending'`;
+  }
+
+  /** An index-only read of `deliveries_due` (its key is the scheduled time). */
+  async dueStats(now: Date): Promise<{ count: number; oldestScheduledAt: Date | null }> {
+    const [row] = await this.sql<{ count: number; oldest: Date | null }[]>`
+      SELECT count(*)::integer AS count, min(scheduled_at) AS oldest FROM deliveries
+      WHERE status = 'pending' AND scheduled_at <= ${now}`;
+    return { count: row?.count ?? 0, oldestScheduledAt: row?.oldest ?? null };
+  }
+
+  /**
+   * Deletes in batches of DELETE_BATCH rows, each its own statement (and transaction), found through the
+   * block range index on created_at: retention never holds a long transaction or a huge lock set.
+   */
+  async deleteCreatedBefore(before: Date, scope?: Scope): Promise<number> {
+    const sql = this.sql;
+    const scoped = scope ? sql`AND tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}` : sql``;
+    let total = 0;
+    for (;;) {
+      const r = await sql`DELETE FROM deliveries WHERE id IN (
+          SELECT id FROM deliveries
+          WHERE created_at < ${before} AND status <> 'pending' ${scoped}
+          LIMIT ${this.deleteBatch}
+        )`;
+      total += r.count;
+      if (r.count < this.deleteBatch) return total;
+    }
+  }
+
+  /**
+   * One statement: every record of these events in the project not erased yet (and any still pending)
+   * loses its response body and is marked; the pending ones are cancelled. The old status is read under
+   * the row lock the update takes, so a result recorded at the same moment is counted as it ends up.
+   */
+  async erase(
+    scope: Scope,
+    eventIds: readonly string[],
+    at: Date,
+  ): Promise<{ erased: number; cancelled: number }> {
+    const events = unique(eventIds);
+    if (events.length === 0) return { erased: 0, cancelled: 0 };
+    const [row] = await this.sql<{ erased: number; cancelled: number }[]>`
+      WITH target AS (
+        SELECT id, status = 'pending' AS was_pending FROM deliveries
+        WHERE event_id = ANY(${this.sql.array(events, OID.text)}::text[])
+          AND tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}
+          AND (erased_at IS NULL OR status = 'pending')
+        FOR UPDATE
+      ), erased AS (
+        UPDATE deliveries AS d SET
+          status = CASE WHEN t.was_pending THEN 'cancelled' ELSE d.status END,
+          attempted_at = CASE WHEN t.was_pending THEN NULL ELSE d.attempted_at END,
+          next_attempt_at = CASE WHEN t.was_pending THEN NULL ELSE d.next_attempt_at END,
+          response_body = NULL,
+          erased_at = ${at}
+        FROM target AS t
+        WHERE d.id = t.id
+        RETURNING t.was_pending
+      )
+      SELECT count(*)::integer AS erased, count(*) FILTER (WHERE was_pending)::integer AS cancelled FROM erased`;
+    return { erased: row?.erased ?? 0, cancelled: row?.cancelled ?? 0 };
+  }
+}

@@ -1,0 +1,210 @@
+import type { Sql } from "postgres";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
+import { PostgresDeliveries } from "../../../src/adapters/postgres/deliveries.ts";
+import { migrate } from "../../../src/adapters/postgres/migrate.ts";
+import type { AttemptResult } from "../../../src/app/ports/deliveries.ts";
+import type { Delivery } from "../../../src/domain/delivery.ts";
+import { shardOf } from "../../../src/domain/shards.ts";
+import { aDelivery, at, newScope, uuid } from "../../app/ports/fixtures.ts";
+import { type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
+
+// What the PostgreSQL deliveries owe beyond the shared contract: a batch of results is one atomic
+// statement, due work is read from the partial index, and retention deletes in bounded batches.
+
+let db: FreshPostgres;
+let sql: Sql;
+/** Every statement the adapter sent, with its parameters (postgres.js's debug hook). */
+const sent: { query: string; parameters: unknown[] }[] = [];
+let traced: Sql;
+
+beforeAll(async () => {
+  db = await freshPostgresDatabase("herald_test_pg_deliveries");
+  sql = openPostgres(db.url, db.options);
+  await migrate(sql);
+  traced = openPostgres(db.url, {
+    ...db.options,
+    debug: (_connection: number, query: string, parameters: unknown[]) => {
+      sent.push({ query, parameters });
+    },
+  });
+  // A connection learns the array types on its first query; the adapter's statements come after.
+  await traced`SELECT 1`;
+});
+afterAll(async () => {
+  await traced?.end({ timeout: 5 });
+  await sql?.end({ timeout: 5 });
+  await db?.cleanup();
+});
+beforeEach(async () => {
+  await sql`TRUNCATE deliveries`;
+  sent.length = 0;
+});
+
+const statuses = async (ids: readonly string[]) =>
+  new Map(
+    (
+      await sql<
+        { id: string; status: string }[]
+      >`SELECT id, status FROM deliveries WHERE id = ANY(${sql.array([...ids], 25)}::text[])`
+    ).map((r) => [r.id, r.status]),
+  );
+
+function failedWith(d: Delivery, next: Delivery | null, responseBody: string): AttemptResult {
+  return {
+    id: d.id,
+    status: "failed",
+    responseStatus: 500,
+    responseBody,
+    error: "http_status",
+    durationMs: 10,
+    attemptedAt: at(10),
+    nextAttemptAt: next?.scheduledAt ?? null,
+    next,
+  };
+}
+
+describe("record", () => {
+  it("is all or nothing: when one result's write fails, no result and no follow-up of the batch is written", async () => {
+    const store = new PostgresDeliveries(sql);
+    const scope = newScope();
+    const [a, b] = [aDelivery(scope), aDelivery(scope)];
+    await store.insertMany([a, b]);
+    const follow = (d: Delivery) =>
+      aDelivery(scope, { webhookId: d.webhookId, eventId: d.eventId, attempt: 2, scheduledAt: at(5000) });
+    const [nextA, nextB] = [follow(a), follow(b)];
+    // A fault in the update of b's row only, raised after a's follow-up insert and a's update have run in
+    // the same statement: if the two writes were separate, a and its follow-up would be written already.
+    await sql.unsafe(`
+      CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
+      CREATE TRIGGER refuse_boom BEFORE UPDATE ON deliveries FOR EACH ROW
+        WHEN (NEW.response_body = 'boom') EXECUTE FUNCTION refuse_boom();`);
+    try {
+      await expect(
+        store.record([failedWith(a, nextA, "fine"), failedWith(b, nextB, "boom")]),
+      ).rejects.toThrow(/refused by the test/);
+      expect(await statuses([a.id, b.id, nextA.id, nextB.id])).toEqual(
+        new Map([
+          [a.id, "pending"],
+          [b.id, "pending"],
+        ]),
+      );
+    } finally {
+      await sql.unsafe("DROP TRIGGER refuse_boom ON deliveries; DROP FUNCTION refuse_boom();");
+    }
+
+    // The same batch again, nothing refusing it: every result and follow-up, in one statement.
+    await store.record([failedWith(a, nextA, "fine"), failedWith(b, nextB, "boom")]);
+    expect(await statuses([a.id, b.id, nextA.id, nextB.id])).toEqual(
+      new Map([
+        [a.id, "failed"],
+        [b.id, "failed"],
+        [nextA.id, "pending"],
+        [nextB.id, "pending"],
+      ]),
+    );
+  });
+
+  it("sends one statement for a batch of results with follow-ups", async () => {
+    const store = new PostgresDeliveries(traced);
+    const scope = newScope();
+    const batch = Array.from({ length: 50 }, () => aDelivery(scope));
+    await store.insertMany(batch);
+    sent.length = 0;
+    await store.record(
+      batch.map((d, i) =>
+        failedWith(d, i % 2 ? null : aDelivery(scope, { webhookId: d.webhookId, attempt: 2 }), "x"),
+      ),
+    );
+    expect(sent).toHaveLength(1);
+    const [row] = await sql<{ n: number }[]>`SELECT count(*)::integer AS n FROM deliveries`;
+    expect(row?.n).toBe(75);
+  });
+});
+
+describe("due", () => {
+  it("reads the partial index deliveries_due, on a table where pending rows are few", async () => {
+    const store = new PostgresDeliveries(traced);
+    const scope = newScope();
+    const webhooks = Array.from({ length: 20 }, () => uuid());
+    const rows = Array.from({ length: 20_000 }, (_, i) =>
+      aDelivery(scope, {
+        webhookId: webhooks[i % webhooks.length]!,
+        status: i % 97 === 0 ? "pending" : "succeeded",
+        scheduledAt: at(i),
+        createdAt: at(i),
+      }),
+    );
+    for (let i = 0; i < rows.length; i += 5000) await store.insertMany(rows.slice(i, i + 5000));
+    await sql`ANALYZE deliveries`;
+
+    const requests = [
+      { shards: null, excludeWebhookIds: [], excludeIds: [] },
+      {
+        shards: webhooks.slice(0, 5).map(shardOf),
+        excludeWebhookIds: [webhooks[0]!],
+        excludeIds: [rows[0]!.id, rows[97]!.id],
+      },
+    ];
+    for (const r of requests) {
+      sent.length = 0;
+      const due = await store.due({ now: at(30_000), limit: 50, ...r });
+      expect(due.length).toBeGreaterThan(0);
+      expect(due.every((d) => d.status === "pending")).toBe(true);
+      const [statement] = sent;
+      if (!statement) throw new Error("no statement was sent");
+      const plan = await sql.unsafe(`EXPLAIN ${statement.query}`, statement.parameters as never[]);
+      const text = plan.map((p) => p["QUERY PLAN"]).join("\n");
+      // The only access to the table is the partial index (with few shards asked for, the planner may
+      // take them as index conditions and sort the few rows found, which is as good).
+      expect(text).toMatch(/Index Scan using deliveries_due on deliveries/);
+      expect(text).not.toMatch(/Seq Scan|Bitmap|using (?!deliveries_due )\w+ on deliveries/);
+    }
+  });
+});
+
+describe("deleteCreatedBefore", () => {
+  it("deletes in batches every finished record older than the moment, and nothing pending or younger", async () => {
+    const batch = 100;
+    const store = new PostgresDeliveries(traced, { deleteBatch: batch });
+    const scope = newScope();
+    const other = newScope();
+    const old = (over: Partial<Delivery>, s = scope) =>
+      aDelivery(s, { createdAt: at(0), status: "succeeded", ...over });
+    const doomed = [
+      ...Array.from({ length: 230 }, (_, i) => old({ createdAt: at(i) })),
+      ...Array.from({ length: 20 }, () => old({ status: "failed" }, other)),
+      old({ status: "cancelled" }),
+      old({ status: "skipped" }),
+    ];
+    const kept = [
+      ...Array.from({ length: 30 }, () => old({ status: "pending" })),
+      old({ createdAt: at(1000) }),
+      old({ createdAt: at(5000), status: "failed" }),
+    ];
+    await store.insertMany([...doomed, ...kept]);
+    sent.length = 0;
+
+    expect(await store.deleteCreatedBefore(at(1000))).toBe(doomed.length);
+    const deletes = sent.filter((s) => /^\s*DELETE/.test(s.query));
+    expect(deletes).toHaveLength(Math.ceil(doomed.length / batch));
+    const left = await sql<{ id: string }[]>`SELECT id FROM deliveries`;
+    expect(left.map((r) => r.id).sort()).toEqual(kept.map((d) => d.id).sort());
+    expect(await store.deleteCreatedBefore(at(1000))).toBe(0);
+  });
+
+  it("takes one more statement when the last batch is exactly full, and keeps to the scope when given", async () => {
+    const store = new PostgresDeliveries(traced, { deleteBatch: 10 });
+    const scope = newScope();
+    const other = newScope();
+    const mine = Array.from({ length: 20 }, () => aDelivery(scope, { createdAt: at(0), status: "failed" }));
+    const theirs = Array.from({ length: 5 }, () => aDelivery(other, { createdAt: at(0), status: "failed" }));
+    await store.insertMany([...mine, ...theirs]);
+    sent.length = 0;
+    expect(await store.deleteCreatedBefore(at(1), scope)).toBe(20);
+    expect(sent.filter((s) => /^\s*DELETE/.test(s.query))).toHaveLength(3);
+    const left = await sql<{ id: string }[]>`SELECT id FROM deliveries`;
+    expect(left.map((r) => r.id).sort()).toEqual(theirs.map((d) => d.id).sort());
+  });
+});
