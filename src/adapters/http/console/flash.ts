@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { ConsoleEnv, Mode } from "./env.ts";
-import { BASE, COOKIE, isHttps } from "./security.ts";
+import { COOKIE, isHttps } from "./security.ts";
 
 /**
  * A one-time message from a form's POST to the GET page its redirect (303) leads to: what only that
@@ -10,7 +10,8 @@ import { BASE, COOKIE, isHttps } from "./security.ts";
  * It travels in a cookie, sealed (AES-GCM) with a key derived from the session's own secret, so it
  * needs no shared state between the Herald processes behind a load balancer, and no other session,
  * nor anyone reading the cookie jar without the session cookie, can open it. It lives two minutes
- * and the first GET that shows it clears it; a reload or the back button then finds nothing.
+ * and the first GET that shows it clears it; a reload or the back button then finds nothing. Its
+ * cookie's path is that one page, so no other request carries it.
  */
 export type Flash = { kind: "secret"; endpointId: string; secret: string; rotated: boolean };
 
@@ -52,12 +53,12 @@ const fromBase64Url = (text: string): Uint8Array<ArrayBuffer> | null => {
   return Uint8Array.from(bin, (ch) => ch.charCodeAt(0));
 };
 
-function cookieOptions(c: Context, mode: Mode) {
+function cookieOptions(c: Context, mode: Mode, path: string) {
   const https = isHttps(c);
   // As the session cookie: a portal inside another site's iframe needs SameSite=None to get it back.
   const embeddable = mode === "portal" && https;
   return {
-    path: BASE[mode],
+    path,
     httpOnly: true,
     secure: https,
     sameSite: embeddable ? ("None" as const) : ("Strict" as const),
@@ -65,8 +66,16 @@ function cookieOptions(c: Context, mode: Mode) {
   };
 }
 
-/** Seals `flash` into the answer (a redirect), for the session of this request. */
-export async function setFlash(c: Context<ConsoleEnv>, mode: Mode, flash: Flash): Promise<void> {
+/**
+ * Seals `flash` into the answer (a redirect to `path`), for the session of this request. The cookie is
+ * scoped to that one page: no other request carries it, and flashes for two pages never collide.
+ */
+export async function setFlash(
+  c: Context<ConsoleEnv>,
+  mode: Mode,
+  path: string,
+  flash: Flash,
+): Promise<void> {
   const session = getCookie(c, COOKIE[mode]);
   if (!session) return;
   const iv = crypto.getRandomValues(new Uint8Array(12));
@@ -78,7 +87,7 @@ export async function setFlash(c: Context<ConsoleEnv>, mode: Mode, flash: Flash)
   value.set(iv);
   value.set(sealed, iv.length);
   setCookie(c, FLASH_COOKIE[mode], toBase64Url(value), {
-    ...cookieOptions(c, mode),
+    ...cookieOptions(c, mode, path),
     maxAge: FLASH_TTL_MS / 1000,
   });
 }
@@ -90,11 +99,12 @@ export async function setFlash(c: Context<ConsoleEnv>, mode: Mode, flash: Flash)
 export async function takeFlash(
   c: Context<ConsoleEnv>,
   mode: Mode,
+  path: string,
   accept: (flash: Flash) => boolean,
 ): Promise<Flash | null> {
   const raw = getCookie(c, FLASH_COOKIE[mode]);
   if (raw === undefined) return null;
-  deleteCookie(c, FLASH_COOKIE[mode], cookieOptions(c, mode));
+  deleteCookie(c, FLASH_COOKIE[mode], cookieOptions(c, mode, path));
   const session = getCookie(c, COOKIE[mode]);
   const bytes = fromBase64Url(raw);
   if (!session || !bytes || bytes.length <= 12) return null;

@@ -31,7 +31,8 @@ describe("console: Post/Redirect/Get", () => {
     const flash = posted.headers.getSetCookie().find((c) => c.startsWith("herald_console_flash="))!;
     expect(flash).toContain("HttpOnly");
     expect(flash).toContain("SameSite=Strict");
-    expect(flash).toContain("Path=/console");
+    // Scoped to the one page that shows it: no other request of the console carries it.
+    expect(flash).toContain(`Path=${location}`);
     expect(flash).toMatch(/Max-Age=120/);
     const sealed = flash.split(";")[0]!.split("=")[1]!;
     expect(atob(sealed.replaceAll("-", "+").replaceAll("_", "/"))).not.toContain("whsec_");
@@ -180,7 +181,7 @@ describe("console: Post/Redirect/Get", () => {
     });
     expect(rotated.status).toBe(303);
     expect(rotated.headers.getSetCookie().join()).toContain("herald_portal_flash=");
-    expect(rotated.headers.getSetCookie().join()).toContain("Path=/portal");
+    expect(rotated.headers.getSetCookie().join()).toContain(`Path=/portal/endpoints/${e.id}/secret`);
     expect(await (await p.follow(rotated)).text()).toMatch(SECRET);
     expect(await (await p.get(`/portal/endpoints/${e.id}/secret`)).text()).not.toMatch(SECRET);
     const portalOut = await p.post("/portal/sign-out", { _csrf: portalCsrf });

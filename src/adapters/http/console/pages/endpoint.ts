@@ -160,8 +160,14 @@ export const endpointRoutes: PageRoutes = (r, p) => {
             ordering: values.ordering,
           });
           // Post/Redirect/Get: a reload shows the secret page again, never posts the form again.
-          await setFlash(c, p.mode, { kind: "secret", endpointId: endpoint.id, secret, rotated: false });
-          return p.redirect(c, `/endpoints/${endpoint.id}/secret`);
+          const shown = `/endpoints/${endpoint.id}/secret`;
+          await setFlash(c, p.mode, base + shown, {
+            kind: "secret",
+            endpointId: endpoint.id,
+            secret,
+            rotated: false,
+          });
+          return p.redirect(c, shown);
         } catch (e) {
           const problem = problemFromError(e);
           if (!problem) throw e;
@@ -185,7 +191,12 @@ export const endpointRoutes: PageRoutes = (r, p) => {
     "/endpoints/:id/secret",
     p.guarded(async (c) => {
       const e = await p.endpointOf(c, param(c, "id"));
-      const flash = await takeFlash(c, p.mode, (f) => f.kind === "secret" && f.endpointId === e.id);
+      const flash = await takeFlash(
+        c,
+        p.mode,
+        `${base}/endpoints/${e.id}/secret`,
+        (f) => f.kind === "secret" && f.endpointId === e.id,
+      );
       if (flash) {
         return p.render(
           c,
@@ -280,8 +291,14 @@ export const endpointRoutes: PageRoutes = (r, p) => {
             ]);
           }
           const { endpoint, secret } = await deps.endpoints.rotate(scope, e.id, grace);
-          await setFlash(c, p.mode, { kind: "secret", endpointId: endpoint.id, secret, rotated: true });
-          return p.redirect(c, `/endpoints/${endpoint.id}/secret`);
+          const shown = `/endpoints/${endpoint.id}/secret`;
+          await setFlash(c, p.mode, base + shown, {
+            kind: "secret",
+            endpointId: endpoint.id,
+            secret,
+            rotated: true,
+          });
+          return p.redirect(c, shown);
         }
         case "test": {
           const type = field(f, "type");
