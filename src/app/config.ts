@@ -76,6 +76,12 @@ export interface RateLimit {
 const RATE_UNITS: Record<string, number> = { s: 1, m: 60, h: 3_600 };
 const RATE_LIMIT = /^(\d+)\/(s|m|h)(?:,burst=(\d+))?$/;
 export const DEFAULT_RATE_LIMIT = "100/s";
+/**
+ * Publishing's own budget (ADR 12): a thousand events a second per token and process, and two seconds'
+ * worth at once, so a platform publishing at its own pace (16 publishers, thousands of events) is not
+ * refused while a person's management calls keep the tighter HERALD_RATE_LIMIT.
+ */
+export const DEFAULT_PUBLISH_RATE_LIMIT = "1000/s,burst=2000";
 
 /**
  * `100/s`, `6000/m`, `100/s,burst=300`, or `off`: N requests per second, minute or hour per token, in
@@ -92,20 +98,21 @@ export function parseRateLimit(text: string): RateLimit | null | undefined {
   return { perSecond: count / (RATE_UNITS[m[2]!] ?? 1), burst };
 }
 
-const rateLimit = z
-  .string()
-  .default(DEFAULT_RATE_LIMIT)
-  .transform((text, ctx) => {
-    const parsed = parseRateLimit(text);
-    if (parsed === undefined) {
-      ctx.addIssue({
-        code: "custom",
-        message: `HERALD_RATE_LIMIT must be requests per token like 100/s, 6000/m or 100/s,burst=300 (1 to 1000000), or off (got "${text}")`,
-      });
-      return z.NEVER;
-    }
-    return parsed;
-  });
+const rateLimit = (name: string, fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const parsed = parseRateLimit(text);
+      if (parsed === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${name} must be requests per token like 100/s, 6000/m or 100/s,burst=300 (1 to 1000000), or off (got "${text}")`,
+        });
+        return z.NEVER;
+      }
+      return parsed;
+    });
 
 const masterKey = z
   .string()
@@ -174,7 +181,8 @@ export const configSchema = z.object({
   HERALD_DATA_DIR: z.string().min(1).default("./.herald"),
   HERALD_MASTER_KEY: masterKey,
   HERALD_RETRY_SCHEDULE: schedule,
-  HERALD_RATE_LIMIT: rateLimit,
+  HERALD_RATE_LIMIT: rateLimit("HERALD_RATE_LIMIT", DEFAULT_RATE_LIMIT),
+  HERALD_PUBLISH_RATE_LIMIT: rateLimit("HERALD_PUBLISH_RATE_LIMIT", DEFAULT_PUBLISH_RATE_LIMIT),
   HERALD_DELIVERY_TIMEOUT: duration("HERALD_DELIVERY_TIMEOUT", "15s", 1),
   HERALD_LEASE_MARGIN: duration("HERALD_LEASE_MARGIN", "60s", 1_000),
   HERALD_CONCURRENCY: int("HERALD_CONCURRENCY", 200, 1, 10_000),
@@ -205,8 +213,10 @@ export interface Config {
   dataDir: string;
   masterKey: Uint8Array | null;
   retryScheduleMs: number[];
-  /** API requests per token (HERALD_RATE_LIMIT); null: not limited. */
+  /** API requests per token other than publishing (HERALD_RATE_LIMIT); null: not limited. */
   rateLimit: RateLimit | null;
+  /** Publishing requests per token, a budget of their own (HERALD_PUBLISH_RATE_LIMIT); null: not limited. */
+  publishRateLimit: RateLimit | null;
   deliveryTimeoutMs: number;
   /** A lease lasts deliveryTimeoutMs + leaseMarginMs; after a crash, its deliveries wait that long. */
   leaseMarginMs: number;
@@ -263,6 +273,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     masterKey: c.HERALD_MASTER_KEY,
     retryScheduleMs: c.HERALD_RETRY_SCHEDULE,
     rateLimit: c.HERALD_RATE_LIMIT,
+    publishRateLimit: c.HERALD_PUBLISH_RATE_LIMIT,
     deliveryTimeoutMs: c.HERALD_DELIVERY_TIMEOUT,
     leaseMarginMs: c.HERALD_LEASE_MARGIN,
     concurrency: c.HERALD_CONCURRENCY,

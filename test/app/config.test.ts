@@ -61,6 +61,9 @@ describe("configuration", () => {
     ["HERALD_RATE_LIMIT", "0/s"],
     ["HERALD_RATE_LIMIT", "100/s,burst=0"],
     ["HERALD_RATE_LIMIT", "100/s,bursts=5"],
+    ["HERALD_PUBLISH_RATE_LIMIT", ""],
+    ["HERALD_PUBLISH_RATE_LIMIT", "1000"],
+    ["HERALD_PUBLISH_RATE_LIMIT", "1000/s,burst=0"],
     ["HERALD_ALLOW_HTTP_URLS", "maybe"],
     ["HERALD_MASTER_KEY", "c2hvcnQ="],
     ["HERALD_CONCURRENCY", "0"],
@@ -125,6 +128,29 @@ describe("configuration", () => {
     expect(parseRateLimit("off")).toBeNull();
     expect(parseConfig({ HERALD_RATE_LIMIT: "off" }).rateLimit).toBeNull();
     expect(parseRateLimit("fast")).toBeUndefined();
+  });
+
+  it("reads HERALD_PUBLISH_RATE_LIMIT: publishing's own budget, 1000/s in bursts of 2000 unless set", () => {
+    const defaults = parseConfig({});
+    expect(defaults.publishRateLimit).toEqual({ perSecond: 1000, burst: 2000 });
+    // The issue 17 load run: 2,000 publishes through one token fit the burst with no refill at all.
+    expect(defaults.publishRateLimit!.burst).toBeGreaterThanOrEqual(2000);
+    expect(parseConfig({ HERALD_PUBLISH_RATE_LIMIT: "50/s" }).publishRateLimit).toEqual({
+      perSecond: 50,
+      burst: 50,
+    });
+    // Each variable sets only its own budget.
+    const management = parseConfig({ HERALD_RATE_LIMIT: "off" });
+    expect(management.rateLimit).toBeNull();
+    expect(management.publishRateLimit).toEqual({ perSecond: 1000, burst: 2000 });
+    const publishing = parseConfig({ HERALD_PUBLISH_RATE_LIMIT: "off" });
+    expect(publishing.publishRateLimit).toBeNull();
+    expect(publishing.rateLimit).toEqual({ perSecond: 100, burst: 100 });
+    // A bad value names the publishing variable, not the management one.
+    expect(() => parseConfig({ HERALD_PUBLISH_RATE_LIMIT: "lots" })).toThrow(
+      /^HERALD_PUBLISH_RATE_LIMIT must be requests per token like .* \(got "lots"\)$/,
+    );
+    expect(() => parseConfig({ HERALD_RATE_LIMIT: "lots" })).toThrow(/^HERALD_RATE_LIMIT must be/);
   });
 
   it("keeps the version equal to package.json", () => {

@@ -1,4 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { consoleApp } from "./console/index.ts";
 import { registerDocs } from "./docs.ts";
 import type { AppEnv, HttpApp, HttpDeps } from "./env.ts";
@@ -8,7 +9,7 @@ import { bearerAuth } from "./middleware/auth.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { openApiDocument } from "./openapi.ts";
 import { internalProblem, problemFromError, respondProblem } from "./problem.ts";
-import { rateLimit } from "./rate-limit.ts";
+import { PUBLISH_RATE_LIMIT_POLICY_NAME, RATE_LIMIT_POLICY_NAME, rateLimit } from "./rate-limit.ts";
 import * as getDelivery from "./routes/deliveries/get.ts";
 import * as listDeliveries from "./routes/deliveries/list.ts";
 import * as retryDelivery from "./routes/deliveries/retry.ts";
@@ -38,6 +39,10 @@ import { validationHook } from "./validation.ts";
 export type { HttpDeps } from "./env.ts";
 
 export const API_PREFIX = "/api/v1";
+
+/** The platform's calls, which spend the publishing budget (ADR 12); every other call spends the management one. */
+const PUBLISH_PATHS = new Set([`${API_PREFIX}/events`, `${API_PREFIX}/events/batch`]);
+const isPublish = (c: Context<AppEnv>) => c.req.method === "POST" && PUBLISH_PATHS.has(c.req.path);
 
 // The literal /webhooks/deliveries/... routes come before /webhooks/{id}/..., so a delivery path is
 // never read as an endpoint id.
@@ -79,7 +84,24 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
 
   app.use("*", requestId(deps.logger), accessLog());
   app.use(`${API_PREFIX}/*`, bearerAuth(deps.tokens));
-  if (deps.rateLimit) app.use(`${API_PREFIX}/*`, rateLimit(deps.rateLimit.limit, deps.rateLimit.clock));
+  if (deps.rateLimit) {
+    const { limit, clock } = deps.rateLimit;
+    const budget = {
+      name: RATE_LIMIT_POLICY_NAME,
+      counts: "requests",
+      applies: (c: Context<AppEnv>) => !isPublish(c),
+    };
+    app.use(`${API_PREFIX}/*`, rateLimit(limit, clock, budget));
+  }
+  if (deps.publishRateLimit) {
+    const { limit, clock } = deps.publishRateLimit;
+    const budget = {
+      name: PUBLISH_RATE_LIMIT_POLICY_NAME,
+      counts: "publishing requests",
+      applies: isPublish,
+    };
+    app.use(`${API_PREFIX}/*`, rateLimit(limit, clock, budget));
+  }
 
   const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   for (const r of API_ROUTES) r.register(api, deps);

@@ -31,8 +31,16 @@ export interface HttpDeps {
   /** The Prometheus text exposition. */
   metrics(): Promise<string>;
   logger: Logger;
-  /** Requests per API token (HERALD_RATE_LIMIT), timed by the clock; absent or null: not limited. */
+  /**
+   * Requests per API token other than publishing (HERALD_RATE_LIMIT), timed by the clock; absent or
+   * null: not limited.
+   */
   rateLimit?: { limit: RateLimit; clock: Clock } | null;
+  /**
+   * Publishing requests per API token (POST /events and /events/batch; HERALD_PUBLISH_RATE_LIMIT), a
+   * budget of their own (ADR 12); absent or null: not limited.
+   */
+  publishRateLimit?: { limit: RateLimit; clock: Clock } | null;
   /** Herald's version: the OpenAPI document's info.version. */
   version: string;
   /** The browser console (/console), customer portal (/portal) and portal-session API; absent: not served. */

@@ -12,9 +12,12 @@ Errors are \`application/problem+json\` (RFC 9457) with \`type\`, \`title\`, \`s
 call to an unknown path answers 401; an authenticated one answers 404. A known path with a method it does not take answers
 405 \`method_not_allowed\` with \`Allow\`. Request bodies refuse fields they do not define (422 naming each one).
 
-Each API token may make \`HERALD_RATE_LIMIT\` requests (default \`100/s\`, a token bucket holding one second's worth);
-every \`/api/v1\` answer carries \`RateLimit-Policy\` and \`RateLimit\` (draft-ietf-httpapi-ratelimit-headers), and a request
-over the limit answers 429 \`rate_limited\` with \`Retry-After\`. Health, readiness, metrics and these documents are not limited.
+Each API token has two budgets, token buckets per process: publishing (\`POST /events\` and \`POST /events/batch\`, policy
+\`"publish"\`) may make \`HERALD_PUBLISH_RATE_LIMIT\` requests (default \`1000/s\` in bursts of 2000; a batch is one request),
+every other call \`HERALD_RATE_LIMIT\` (default \`100/s\`, policy \`"per-token"\`, a bucket holding one second's worth);
+every \`/api/v1\` answer carries \`RateLimit-Policy\` and \`RateLimit\` (draft-ietf-httpapi-ratelimit-headers) for the budget it
+spent, and a request over the limit answers 429 \`rate_limited\` with \`Retry-After\`. Health, readiness, metrics and these
+documents are not limited.
 
 Free-form \`metadata\` may nest at most 10 levels, hold at most 500 keys and array items in all, with keys of at most
 256 and strings of at most 8192 characters; the whole body at most 256 KiB.

@@ -1,12 +1,14 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { RateLimit } from "../../app/config.ts";
 import type { Clock } from "../../app/ports/system.ts";
 import type { AppEnv } from "./env.ts";
 import { bearerToken } from "./middleware/auth.ts";
 import { respondProblem } from "./problem.ts";
 
-/** The policy's name in the RateLimit and RateLimit-Policy fields. */
+/** The management budget's name in the RateLimit and RateLimit-Policy fields. */
 export const RATE_LIMIT_POLICY_NAME = "per-token";
+/** The publishing budget's name (POST /events and /events/batch; ADR 12). */
+export const PUBLISH_RATE_LIMIT_POLICY_NAME = "publish";
 
 export interface Take {
   allowed: boolean;
@@ -72,33 +74,54 @@ export function tokenBuckets(limit: RateLimit, clock: Clock, maxKeys = 10_000) {
 }
 
 /** The RateLimit-Policy field value (draft-ietf-httpapi-ratelimit-headers): quota and window in seconds. */
-export function rateLimitPolicyField(limit: RateLimit): string {
+export function rateLimitPolicyField(limit: RateLimit, name = RATE_LIMIT_POLICY_NAME): string {
   const window = Math.max(1, Math.ceil(limit.burst / limit.perSecond));
-  return `"${RATE_LIMIT_POLICY_NAME}";q=${limit.burst};w=${window}`;
+  return `"${name}";q=${limit.burst};w=${window}`;
 }
 
 /** The RateLimit field value: what is left now and in how many seconds the quota is whole again. */
-export function rateLimitField(take: Take): string {
-  return `"${RATE_LIMIT_POLICY_NAME}";r=${take.remaining};t=${take.resetSeconds}`;
+export function rateLimitField(take: Take, name = RATE_LIMIT_POLICY_NAME): string {
+  return `"${name}";r=${take.remaining};t=${take.resetSeconds}`;
 }
+
+/** Which budget a limiter spends, and for which requests. */
+export interface RateLimitBudget {
+  /** The policy's name in the fields. */
+  name: string;
+  /** What is counted, for the 429's detail: "requests", "publishing requests". */
+  counts: string;
+  /** Whether a request spends this budget (the other budget's requests pass by). */
+  applies(c: Context<AppEnv>): boolean;
+}
+
+const EVERY_REQUEST: RateLimitBudget = {
+  name: RATE_LIMIT_POLICY_NAME,
+  counts: "requests",
+  applies: () => true,
+};
 
 /**
  * Limits /api/v1 requests per bearer token (runs after authentication, so only real tokens have
- * buckets). Every answer carries RateLimit-Policy and RateLimit; over the limit the answer is 429
- * rate_limited with Retry-After, and the request goes no further.
+ * buckets), those the budget applies to. Every answer carries RateLimit-Policy and RateLimit; over the
+ * limit the answer is 429 rate_limited with Retry-After, and the request goes no further.
  */
-export function rateLimit(limit: RateLimit, clock: Clock): MiddlewareHandler<AppEnv> {
+export function rateLimit(
+  limit: RateLimit,
+  clock: Clock,
+  budget: RateLimitBudget = EVERY_REQUEST,
+): MiddlewareHandler<AppEnv> {
   const buckets = tokenBuckets(limit, clock);
-  const policy = rateLimitPolicyField(limit);
+  const policy = rateLimitPolicyField(limit, budget.name);
   return async (c, next) => {
+    if (!budget.applies(c)) return next();
     const token = bearerToken(c.req.header("Authorization"));
     if (!token) return next();
     const take = buckets.take(token);
-    const headers = { "RateLimit-Policy": policy, RateLimit: rateLimitField(take) };
+    const headers = { "RateLimit-Policy": policy, RateLimit: rateLimitField(take, budget.name) };
     if (!take.allowed) {
       return respondProblem(c, {
         code: "rate_limited",
-        detail: `This token has made more than ${limit.burst} requests in a burst or more than ${formatRate(limit)}; retry in ${take.retryAfterSeconds} s.`,
+        detail: `This token has made more than ${limit.burst} ${budget.counts} in a burst or more than ${formatRate(limit)}; retry in ${take.retryAfterSeconds} s.`,
         headers: { ...headers, "Retry-After": String(take.retryAfterSeconds) },
       });
     }

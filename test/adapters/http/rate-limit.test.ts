@@ -105,10 +105,8 @@ describe("API rate limiting per token", () => {
         recipient: "+15550100",
       },
     };
-    for (const res of [
-      await a.GET("/api/v1/webhooks"),
-      await a.POST("/api/v1/events", { body: publishBody }),
-    ]) {
+    {
+      const res = await a.GET("/api/v1/webhooks");
       expect(res.response.status).toBe(429);
       expect(res.response.headers.get("content-type")).toBe("application/problem+json");
       expect(res.response.headers.get("retry-after")).toBe("1");
@@ -121,6 +119,11 @@ describe("API rate limiting per token", () => {
         title: "Too Many Requests",
       });
     }
+    const testEvent = await a.POST("/api/v1/webhooks/{id}/test", {
+      params: { path: { id: crypto.randomUUID() } },
+      body: {},
+    });
+    expect(testEvent.response.status).toBe(429); // a test event is a person's call, not publishing
     expect(published).toBe(0); // a refused request never reaches the use case
 
     // The other token has a bucket of its own.
@@ -136,14 +139,74 @@ describe("API rate limiting per token", () => {
       expect(res.headers.get("ratelimit"), path).toBeNull();
     }
 
+    // Publishing has its own budget (not limited in this harness): the management one does not stop it.
+    const publishing = await a.POST("/api/v1/events", { body: publishBody });
+    expect(publishing.response.status).toBe(202);
+    expect(publishing.response.headers.get("ratelimit")).toBeNull();
+    expect(published).toBe(1);
+
     // Refill: after 400 ms at 5/s, two requests; the third waits.
     t.advance(400);
     expect((await a.GET("/api/v1/webhooks")).response.status).toBe(200);
-    expect((await a.POST("/api/v1/events", { body: publishBody })).response.status).toBe(202);
-    expect(published).toBe(1);
+    expect(
+      (await a.GET("/api/v1/events/{id}", { params: { path: { id: publishing.data!.id } } })).response.status,
+    ).toBe(200);
     expect((await a.GET("/api/v1/webhooks")).response.status).toBe(429);
     t.advance(1_000);
     expect((await a.GET("/api/v1/webhooks")).response.headers.get("ratelimit")).toBe('"per-token";r=4;t=1');
+  });
+
+  it("gives publishing (POST /events and /events/batch) a budget of its own, per token, beside the management one", async () => {
+    const t = manualClock();
+    const h = await makeApiHarness({
+      rateLimit: { limit: { perSecond: 1, burst: 2 }, clock: t.clock },
+      override: () => ({ publishRateLimit: { limit: { perSecond: 10, burst: 3 }, clock: t.clock } }),
+    });
+    const a = h.client((await h.newToken()).token);
+    const b = h.client((await h.newToken()).token);
+    const publish = (api: typeof a) =>
+      api.POST("/api/v1/events", {
+        body: {
+          type: "message.sent",
+          data: {
+            message_id: crypto.randomUUID(),
+            status: "sent",
+            channel: "sms",
+            message_type: "marketing",
+            recipient: "+15550100",
+          },
+        },
+      });
+    // Management calls use up their two; publishing still has its three.
+    expect((await a.GET("/api/v1/webhooks")).response.status).toBe(200);
+    expect((await a.GET("/api/v1/webhooks")).response.status).toBe(200);
+    expect((await a.GET("/api/v1/webhooks")).response.status).toBe(429);
+    const first = await publish(a);
+    expect(first.response.status).toBe(202);
+    expect(first.response.headers.get("ratelimit-policy")).toBe('"publish";q=3;w=1');
+    expect(first.response.headers.get("ratelimit")).toBe('"publish";r=2;t=1');
+    const second = await publish(a);
+    expect(second.response.status).toBe(202);
+    expect(second.response.headers.get("ratelimit")).toBe('"publish";r=1;t=1');
+    expect((await publish(a)).response.status).toBe(202);
+    const refused = await publish(a);
+    expect(refused.response.status).toBe(429);
+    expect(refused.response.headers.get("retry-after")).toBe("1");
+    expect(refused.response.headers.get("ratelimit-policy")).toBe('"publish";q=3;w=1');
+    expect(refused.error).toMatchObject({ code: "rate_limited" });
+    expect((refused.error as { detail: string }).detail).toContain("3 publishing requests in a burst");
+
+    // Reading an event is management; another token has both budgets whole.
+    expect(
+      (await a.GET("/api/v1/events/{id}", { params: { path: { id: first.data!.id } } })).response.status,
+    ).toBe(429);
+    expect((await publish(b)).response.status).toBe(202);
+    expect((await b.GET("/api/v1/webhooks")).response.headers.get("ratelimit")).toBe('"per-token";r=1;t=1');
+
+    // 100 ms at 10/s refills one publish; management is still empty.
+    t.advance(100);
+    expect((await publish(a)).response.status).toBe(202);
+    expect((await a.GET("/api/v1/webhooks")).response.status).toBe(429);
   });
 
   it("leaves unauthenticated requests to the 401 and limits nothing when off", async () => {
