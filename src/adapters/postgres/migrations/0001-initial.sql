@@ -1,12 +1,15 @@
 -- Herald's schema on PostgreSQL (docs/adr/0018-postgres-store.md says why each index earns its cost).
 -- Ids are text: event ids are `evt_<hex>`, and every id arrives from a URL path, so a malformed one must
--- match nothing rather than fail a cast. Times are timestamptz; JSON that Herald only stores and reads
--- back whole is jsonb, except the payload filter, kept as the exact text given (its key order is kept).
+-- match nothing rather than fail a cast. Ids and keys are COLLATE "C": they sort by code point as the other
+-- stores' ids do (a list's tie-break, a FIFO endpoint's order by event id) whatever the database's locale,
+-- and their indexes compare bytes rather than call the locale's collation. Times are timestamptz; JSON that
+-- Herald only stores and reads back whole is jsonb, except the payload filter, kept as the exact text given
+-- (its key order is kept).
 
 CREATE TABLE endpoints (
-  id text PRIMARY KEY,
-  tenant_id text NOT NULL,
-  project_id text NOT NULL,
+  id text COLLATE "C" PRIMARY KEY,
+  tenant_id text COLLATE "C" NOT NULL,
+  project_id text COLLATE "C" NOT NULL,
   url text NOT NULL,
   events text[] NOT NULL,
   description text,
@@ -30,17 +33,17 @@ CREATE INDEX endpoints_failing ON endpoints (failing_since) WHERE enabled AND fa
 CREATE INDEX endpoints_fifo ON endpoints (id) WHERE ordering = 'fifo';
 
 CREATE TABLE events (
-  id text PRIMARY KEY,
-  tenant_id text NOT NULL,
-  project_id text NOT NULL,
+  id text COLLATE "C" PRIMARY KEY,
+  tenant_id text COLLATE "C" NOT NULL,
+  project_id text COLLATE "C" NOT NULL,
   type text NOT NULL,
   body text NOT NULL,
   occurred_at timestamptz NOT NULL,
   created_at timestamptz NOT NULL,
   targets text[] NOT NULL,
   fanout_pending boolean NOT NULL DEFAULT false,
-  resource_id text,
-  recipient_key text,
+  resource_id text COLLATE "C",
+  recipient_key text COLLATE "C",
   sequence bigint NOT NULL
 );
 -- Recovery and the console: a project's events in a time window, oldest first.
@@ -50,15 +53,18 @@ CREATE INDEX events_created_brin ON events USING brin (created_at);
 -- Erasure (ADR 15): a subject's events by index. The scope is checked on the few rows found.
 CREATE INDEX events_resource ON events (resource_id) WHERE resource_id IS NOT NULL;
 CREATE INDEX events_recipient ON events (recipient_key) WHERE recipient_key IS NOT NULL;
+-- The subject backfill (ADR 15) at every start: events stored without subject fields, none on this store, so
+-- the index is empty and the start reads nothing rather than the whole table.
+CREATE INDEX events_without_subjects ON events (id) WHERE resource_id IS NULL;
 -- Events written by a version that stored the event before its deliveries (none on this store).
 CREATE INDEX events_fanout_pending ON events (created_at) WHERE fanout_pending;
 
 CREATE TABLE deliveries (
-  id text PRIMARY KEY,
-  tenant_id text NOT NULL,
-  project_id text NOT NULL,
-  webhook_id text NOT NULL,
-  event_id text NOT NULL,
+  id text COLLATE "C" PRIMARY KEY,
+  tenant_id text COLLATE "C" NOT NULL,
+  project_id text COLLATE "C" NOT NULL,
+  webhook_id text COLLATE "C" NOT NULL,
+  event_id text COLLATE "C" NOT NULL,
   event_type text NOT NULL,
   attempt integer NOT NULL,
   trigger text NOT NULL,
@@ -98,30 +104,30 @@ CREATE INDEX deliveries_created_brin ON deliveries USING brin (created_at);
 CREATE TABLE shard_leases (
   shard integer NOT NULL,
   generation integer NOT NULL,
-  owner text NOT NULL,
+  owner text COLLATE "C" NOT NULL,
   expires_at timestamptz NOT NULL,
   PRIMARY KEY (shard, generation)
 );
 
 CREATE TABLE processes (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   expires_at timestamptz NOT NULL
 );
 
 CREATE TABLE tokens (
-  id text PRIMARY KEY,
-  hash text NOT NULL UNIQUE,
+  id text COLLATE "C" PRIMARY KEY,
+  hash text COLLATE "C" NOT NULL UNIQUE,
   prefix text NOT NULL,
-  tenant_id text NOT NULL,
-  project_id text NOT NULL,
+  tenant_id text COLLATE "C" NOT NULL,
+  project_id text COLLATE "C" NOT NULL,
   name text,
   created_at timestamptz NOT NULL,
   revoked_at timestamptz
 );
 
 CREATE TABLE idempotency_keys (
-  scope_key text PRIMARY KEY,
-  event_id text NOT NULL,
+  scope_key text COLLATE "C" PRIMARY KEY,
+  event_id text COLLATE "C" NOT NULL,
   fingerprint text NOT NULL,
   created_at timestamptz NOT NULL
 );
@@ -129,11 +135,11 @@ CREATE INDEX idempotency_keys_event ON idempotency_keys (event_id);
 CREATE INDEX idempotency_keys_created_brin ON idempotency_keys USING brin (created_at);
 
 CREATE TABLE erasures (
-  id text PRIMARY KEY,
-  tenant_id text NOT NULL,
-  project_id text NOT NULL,
+  id text COLLATE "C" PRIMARY KEY,
+  tenant_id text COLLATE "C" NOT NULL,
+  project_id text COLLATE "C" NOT NULL,
   subject text NOT NULL,
-  resource_id text,
+  resource_id text COLLATE "C",
   events_erased integer NOT NULL,
   deliveries_erased integer NOT NULL,
   deliveries_cancelled integer NOT NULL,
@@ -142,22 +148,22 @@ CREATE TABLE erasures (
 CREATE INDEX erasures_scope_created ON erasures (tenant_id, project_id, created_at DESC, id DESC);
 
 CREATE TABLE project_settings (
-  tenant_id text NOT NULL,
-  project_id text NOT NULL,
+  tenant_id text COLLATE "C" NOT NULL,
+  project_id text COLLATE "C" NOT NULL,
   retention_ms bigint,
   updated_at timestamptz NOT NULL,
   PRIMARY KEY (tenant_id, project_id)
 );
 
 CREATE TABLE console_sessions (
-  id text PRIMARY KEY,
-  hash text NOT NULL UNIQUE,
+  id text COLLATE "C" PRIMARY KEY,
+  hash text COLLATE "C" NOT NULL UNIQUE,
   kind text NOT NULL,
-  tenant_id text NOT NULL,
-  project_id text NOT NULL,
+  tenant_id text COLLATE "C" NOT NULL,
+  project_id text COLLATE "C" NOT NULL,
   webhook_ids text[],
   csrf_token text NOT NULL,
-  parent_id text,
+  parent_id text COLLATE "C",
   created_at timestamptz NOT NULL,
   expires_at timestamptz NOT NULL,
   used_at timestamptz,
