@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -166,6 +166,24 @@ describe.each(RUNTIMES)("start-up on %s", (runtime) => {
 // Embedded mode: neither DATABASE_URL nor MONGODB_URI (startHerald never passes the run's own on).
 
 describe("embedded PostgreSQL: no database configured", () => {
+  it("a data directory holding an earlier version's embedded MongoDB stops the start with one line saying how to keep it", async () => {
+    const dataDir = tempDir();
+    mkdirSync(join(dataDir, "db"));
+    writeFileSync(join(dataDir, "db", "WiredTiger"), "WiredTiger\n");
+    writeFileSync(join(dataDir, "db", "collection-0-1.wt"), "");
+    const [cmd, args] = entry("node");
+    const r = await run(cmd, args, { env: { HERALD_DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1" } });
+    expectStopped(
+      r,
+      1,
+      new RegExp(
+        `^herald: ${join(dataDir, "db").replaceAll("/", "\\/")} holds the MongoDB files.*MONGODB_URI`,
+      ),
+    );
+    // Nothing was made beside it.
+    expect(readdirSync(dataDir).sort()).toEqual(["db"]);
+  });
+
   it("prints a token on the first start only, the CLI finds the running server's database, and data outlives a restart", async () => {
     const dataDir = tempDir();
     const env = { HERALD_DATA_DIR: dataDir, HERALD_LOG_LEVEL: "warn" };
