@@ -8,10 +8,10 @@ import type {
 import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import { shardOf } from "../../domain/shards.ts";
+import { naturalBatch, PUBLISH_BATCHING } from "../natural-batch.ts";
 import type { DeliveryDoc } from "./documents.ts";
 import { insertAnswers } from "./errors.ts";
 import { deliveryFromDoc, deliveryToDoc } from "./mappers.ts";
-import { naturalBatch, PUBLISH_BATCHING } from "./natural-batch.ts";
 import { afterCursor, fetchSize, NEWEST_FIRST, toPage } from "./paging.ts";
 
 const unique = (xs: readonly string[]) => [...new Set(xs)];

@@ -3,9 +3,9 @@ import type { EndpointFilter, EndpointPatch, EndpointRepository } from "../../ap
 import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { DisabledReason, Endpoint } from "../../domain/endpoint.ts";
 import type { EventType } from "../../domain/event-catalog.ts";
+import { naturalBatch, PUBLISH_BATCHING } from "../natural-batch.ts";
 import type { EndpointDoc } from "./documents.ts";
 import { endpointFromDoc, endpointPatchToSet, endpointToDoc, inOrderOf } from "./mappers.ts";
-import { naturalBatch, PUBLISH_BATCHING } from "./natural-batch.ts";
 import { afterCursor, fetchSize, NEWEST_FIRST, toPage } from "./paging.ts";
 
 const scoped = (scope: Scope) => ({ tenant_id: scope.tenantId, project_id: scope.projectId });

@@ -11,7 +11,7 @@ import {
   MongoTopologyClosedError,
 } from "mongodb";
 import { StoreUnavailableError } from "../../app/ports/store.ts";
-import type { Answer } from "./natural-batch.ts";
+import type { Answer } from "../natural-batch.ts";
 
 const DUPLICATE_KEY = 11000;
 

@@ -1,8 +1,8 @@
 import type { Collection } from "mongodb";
 import type { TokenRecord, TokenRepository } from "../../app/ports/tokens.ts";
+import { naturalBatch, PUBLISH_BATCHING } from "../natural-batch.ts";
 import type { TokenDoc } from "./documents.ts";
 import { tokenFromDoc, tokenToDoc } from "./mappers.ts";
-import { naturalBatch, PUBLISH_BATCHING } from "./natural-batch.ts";
 
 export class MongoTokens implements TokenRepository {
   constructor(private readonly col: Collection<TokenDoc>) {}

@@ -2,13 +2,7 @@ import type { Sql } from "postgres";
 import type { EventRepository, EventSubjects, StoredEvent, SubjectMatch } from "../../app/ports/events.ts";
 import type { Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
-// The group commit the Mongo store's publish path uses; it knows nothing of MongoDB.
-import {
-  type Answer,
-  type NaturalBatchOptions,
-  naturalBatch,
-  PUBLISH_BATCHING,
-} from "../mongo/natural-batch.ts";
+import { type Answer, type NaturalBatchOptions, naturalBatch, PUBLISH_BATCHING } from "../natural-batch.ts";
 import { isUnavailable } from "./errors.ts";
 import {
   deliveryColumns,
