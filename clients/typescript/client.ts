@@ -16,6 +16,25 @@ export type Delivery = components["schemas"]["Delivery"];
 export type HeraldEvent = components["schemas"]["Event"];
 /** The answer to publishing an event: the envelope plus how many endpoints it was fanned out to. */
 export type PublishedEvent = components["schemas"]["PublishedEvent"];
+/** One event of a batch publish: what `POST /events` takes, plus its own optional `idempotency_key`. */
+export type PublishBatchEvent = components["schemas"]["PublishBatchEvent"];
+/** The answer to a batch publish (`POST /events/batch`): one result per event, in the order sent. */
+export type PublishBatchResult = components["schemas"]["PublishBatchResult"];
+/** One event's result in a batch: published (`status: 202`, `event`) or not (`status`, `problem`). */
+export type BatchEventResult = PublishBatchResult["data"][number];
+/** A batch event that was stored, or replayed for its idempotency key. */
+export type BatchPublished = components["schemas"]["BatchPublished"];
+/** A batch event that was not stored, with the problem `POST /events` would have answered. */
+export type BatchFailed = components["schemas"]["BatchFailed"];
+
+/** Most events one `POST /events/batch` may hold. */
+export const MAX_BATCH_EVENTS = 100;
+
+/** True when a batch event was stored (or replayed); narrows the result to `BatchPublished`. */
+export function isPublished(result: BatchEventResult): result is BatchPublished {
+  return result.status === 202 && "event" in result;
+}
+
 /** A test event and its first delivery record (`POST /webhooks/{id}/test`). */
 export type TestDelivery = components["schemas"]["TestDelivery"];
 /** How many deliveries a recovery queued, and the window it applied (`POST /webhooks/{id}/recover`). */

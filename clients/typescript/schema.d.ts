@@ -230,6 +230,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/events/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a batch of events
+         * @description Publishes 1 to 100 events in one request, each exactly as `POST /events` would (validated, stored durably, fanned out), with its own optional `idempotency_key`. The events are written together, in as few writes as the database allows. The answer is 200 with one result per event, in order: `{status: 202, event, replayed}` for an event stored (or replayed), `{status, problem}` with the problem `POST /events` would have answered for one that was not. One bad event does not fail the others; a batch whose body is not `{events: [...]}` with 1 to 100 items is refused whole (422). The batch spends one request of the publishing rate limit.
+         */
+        post: operations["publishEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/events/{id}": {
         parameters: {
             query?: never;
@@ -416,6 +436,39 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        PublishBatchEvent: {
+            type: components["schemas"]["EventType"];
+            /**
+             * @description The payload, validated per type: message events need message_id, status, channel, message_type, recipient; domain events need domain_id, domain, status. Fields a type does not define are refused. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters.
+             * @example {
+             *       "message_id": "7d0c5b8e-4a8f-4f4e-9a51-3d5bb7f2c1a0",
+             *       "status": "delivered",
+             *       "channel": "email",
+             *       "message_type": "transactional",
+             *       "recipient": "ada@example.com"
+             *     }
+             */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: uuid
+             * @description If given, must equal data.message_id or data.domain_id.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        /**
+         * @description An event type of the catalog.
+         * @enum {string}
+         */
+        EventType: "message.accepted" | "message.sent" | "message.delivered" | "message.partially_delivered" | "message.deferred" | "message.bounced" | "message.failed" | "message.rejected" | "message.undeliverable" | "message.expired" | "message.cancelled" | "message.suppressed" | "message.opened" | "message.clicked" | "message.complained" | "message.unsubscribed" | "domain.verification_failed" | "domain.sending_paused" | "domain.verified";
         /** @description One attempt to POST one event to one endpoint. */
         Delivery: {
             /** Format: uuid */
@@ -472,11 +525,6 @@ export interface components {
              */
             erased_at: string | null;
         };
-        /**
-         * @description An event type of the catalog.
-         * @enum {string}
-         */
-        EventType: "message.accepted" | "message.sent" | "message.delivered" | "message.partially_delivered" | "message.deferred" | "message.bounced" | "message.failed" | "message.rejected" | "message.undeliverable" | "message.expired" | "message.cancelled" | "message.suppressed" | "message.opened" | "message.clicked" | "message.complained" | "message.unsubscribed" | "domain.verification_failed" | "domain.sending_paused" | "domain.verified";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /**
@@ -893,6 +941,28 @@ export interface components {
             };
             /** @description How many endpoints it was fanned out to. */
             endpoints: number;
+        };
+        PublishBatchResult: {
+            /** @description One result per event, in the order given. */
+            data: (components["schemas"]["BatchPublished"] | components["schemas"]["BatchFailed"])[];
+        };
+        /** @description An event stored (or replayed): as POST /events would have answered it. */
+        BatchPublished: {
+            /** @enum {number} */
+            status: 202;
+            event: components["schemas"]["PublishedEvent"];
+            /** @description True when an earlier request with the same idempotency key produced this answer. */
+            replayed: boolean;
+        };
+        /** @description An event not stored, with the problem POST /events would have answered (422 invalid, 409 key reused with another body, 503 database unavailable...). */
+        BatchFailed: {
+            /** @example 422 */
+            status: number;
+            problem: components["schemas"]["ValidationProblem"] | components["schemas"]["Problem"];
+        };
+        PublishBatchRequest: {
+            /** @description 1 to 100 events, each what POST /events takes plus its own optional `idempotency_key`; the whole body at most 256 KiB. */
+            events: components["schemas"]["PublishBatchEvent"][];
         };
         /** @description One erasure and what it removed. */
         Erasure: {
@@ -2330,6 +2400,110 @@ export interface operations {
             };
             /** @description `conflict` or `endpoint_disabled`: the resource's state forbids the call. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: the request body is over 256 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: the request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: well-formed JSON or parameters that break the schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                };
+            };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the detail is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    publishEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description Every event was handled; each result says whether it was stored (202) or why not (its problem). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishBatchResult"];
+                };
+            };
+            /** @description `invalid_json`: the request body is not JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: the bearer token is missing, malformed, unknown or revoked. */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -27,6 +27,17 @@ export interface PublishResult {
   replayed: boolean;
 }
 
+/** One event's outcome in a batch: its result, or the error that event alone met. */
+export type PublishOutcome = { ok: PublishResult } | { error: unknown };
+
+/** Most events one batch publish may hold. */
+export const MAX_BATCH_EVENTS = 100;
+
+/** What a publish has decided before it writes: a replay of an earlier answer, or a new event and its targets. */
+type Prepared =
+  | { kind: "replay"; result: PublishResult }
+  | { kind: "new"; envelope: Envelope; targets: Endpoint[]; subscribed: number };
+
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
 /** A repeated publish finishes an unfinished fan-out only once the event is this old. */
 export const REPLAY_FINISHES_AFTER_MS = 2_000;
@@ -139,23 +150,7 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
     targets: readonly Endpoint[],
     now: Date,
   ): Promise<Delivery[] | null> {
-    // What erasure finds the event by (ADR 15): its resource id, and a keyed hash of its recipient.
-    const about = subjectsOf(envelope);
-    const event: StoredEvent = {
-      id: envelope.id,
-      tenantId: scope.tenantId,
-      projectId: scope.projectId,
-      type: envelope.type,
-      body: serializeEnvelope(envelope),
-      occurredAt: new Date(envelope.occurred_at),
-      createdAt: now,
-      targets: targets.map((e) => e.id),
-      fanoutPending: false,
-      resourceId: about.resourceId,
-      recipientKey: about.recipient === null ? null : await subjects.recipientKey(scope, about.recipient),
-      // Taken as late as possible before the write: a publish that begins after this one answered is later.
-      sequence: nextSequence(clock.now()),
-    };
+    const event = storedEvent(scope, envelope, targets, now, await recipientKeyOf(scope, envelope));
     const deliveries = await firstDeliveries(event, targets, now);
     if (repos.events.insertWithDeliveries) {
       // One transaction: no window in which deliveries wait for their event (docs/adr/0018-postgres-store.md).
@@ -167,6 +162,76 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
     }
     if (deliveries.length > 0) signal.notify({ event, webhookIds: targets.map((e) => e.id) });
     return deliveries;
+  }
+
+  /** What erasure finds the event by (ADR 15): a keyed hash of its recipient, if it has one. */
+  async function recipientKeyOf(scope: Scope, envelope: Envelope): Promise<string | null> {
+    const { recipient } = subjectsOf(envelope);
+    return recipient === null ? null : subjects.recipientKey(scope, recipient);
+  }
+
+  function storedEvent(
+    scope: Scope,
+    envelope: Envelope,
+    targets: readonly Endpoint[],
+    now: Date,
+    recipientKey: string | null,
+  ): StoredEvent {
+    return {
+      id: envelope.id,
+      tenantId: scope.tenantId,
+      projectId: scope.projectId,
+      type: envelope.type,
+      body: serializeEnvelope(envelope),
+      occurredAt: new Date(envelope.occurred_at),
+      createdAt: now,
+      targets: targets.map((e) => e.id),
+      fanoutPending: false,
+      resourceId: subjectsOf(envelope).resourceId,
+      recipientKey,
+      // Taken as late as possible before the write: a publish that begins after this one answered is later.
+      sequence: nextSequence(clock.now()),
+    };
+  }
+
+  /**
+   * `accept` for several events at once, with as few writes as the store allows: their sequences follow
+   * the order given; a store with transactions gets every event's insert in the same turn (its natural
+   * batching folds concurrent inserts into one statement, or a few); one without gets all first
+   * deliveries in one insertMany, then the events' inserts, concurrently (batched the same way).
+   * Answers per event: its first deliveries, null when an event with its id was stored already, or
+   * the error its own write met.
+   */
+  async function acceptMany(
+    scope: Scope,
+    items: readonly { envelope: Envelope; targets: readonly Endpoint[] }[],
+    now: Date,
+  ): Promise<({ ok: Delivery[] | null } | { error: unknown })[]> {
+    const keys = await Promise.all(items.map((it) => recipientKeyOf(scope, it.envelope)));
+    const events = items.map((it, i) => storedEvent(scope, it.envelope, it.targets, now, keys[i] ?? null));
+    const deliveries = await Promise.all(events.map((e, i) => firstDeliveries(e, items[i]!.targets, now)));
+    let stored: PromiseSettledResult<boolean>[];
+    const insertWithDeliveries = repos.events.insertWithDeliveries?.bind(repos.events);
+    if (insertWithDeliveries) {
+      stored = await Promise.allSettled(events.map((e, i) => insertWithDeliveries(e, deliveries[i]!)));
+    } else {
+      // Deliveries first (ADR 2), all in one write; an event whose insert then fails leaves deliveries
+      // the engine holds back and cancels, exactly as for one publish.
+      const all = deliveries.flat();
+      try {
+        if (all.length > 0) await repos.deliveries.insertMany(all);
+      } catch (error) {
+        return items.map(() => ({ error }));
+      }
+      stored = await Promise.allSettled(events.map((e) => repos.events.insert(e)));
+    }
+    return stored.map((s, i) => {
+      if (s.status === "rejected") return { error: s.reason as unknown };
+      if (!s.value) return { ok: null };
+      const event = events[i]!;
+      if (deliveries[i]!.length > 0) signal.notify({ event, webhookIds: event.targets });
+      return { ok: deliveries[i]! };
+    });
   }
 
   /**
@@ -182,68 +247,124 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
     return { envelope: envelopeOf(earlier), endpoints: earlier.targets.length, replayed: true };
   }
 
+  /**
+   * Everything a publish decides before it writes: the Idempotency-Key's reservation (an earlier
+   * answer is replayed), the envelope, and the endpoints it is owed to.
+   */
+  async function prepare(scope: Scope, input: PublishInput, now: Date): Promise<Prepared> {
+    let eventId = newEventId(ids.randomBytes(16));
+
+    if (input.idempotencyKey !== undefined) {
+      const fingerprint = await sha256Hex(
+        JSON.stringify([input.type, input.data, input.resourceId ?? null, input.occurredAt ?? null]),
+      );
+      const held = await repos.idempotency.reserve(
+        {
+          scopeKey: `${scope.tenantId}/${scope.projectId}/${input.idempotencyKey}`,
+          eventId,
+          fingerprint,
+          createdAt: now,
+        },
+        new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS),
+      );
+      if (held.fingerprint !== fingerprint) {
+        throw new DomainError(
+          "conflict",
+          "This Idempotency-Key was already used with a different request body in the last 24 hours.",
+        );
+      }
+      if (held.eventId !== eventId) {
+        const earlier = await repos.events.get(scope, held.eventId);
+        if (earlier) return { kind: "replay", result: await replay(earlier, now) };
+        // The first request has not stored its event (still running, or it crashed): finish it under the same id.
+        eventId = held.eventId;
+      }
+    }
+
+    let occurredAt = now;
+    if (input.occurredAt !== undefined) {
+      occurredAt = new Date(input.occurredAt);
+      if (Number.isNaN(occurredAt.getTime())) {
+        throw invalid([{ path: "occurred_at", message: "must be an ISO 8601 timestamp" }]);
+      }
+    }
+    const envelope = buildEnvelope({
+      id: eventId,
+      type: input.type,
+      data: input.data,
+      tenantId: scope.tenantId,
+      projectId: scope.projectId,
+      occurredAt,
+      resourceId: input.resourceId,
+    });
+    const subscribed = await repos.endpoints.listSubscribed(scope, envelope.type);
+    // The targets are decided here, once, and stored on the event: a fan-out finished later (replay,
+    // maintenance) creates exactly these, whatever the filters are by then.
+    const targets = wanting(subscribed, envelope);
+    return { kind: "new", envelope, targets, subscribed: subscribed.length };
+  }
+
+  /** The answer once the write is done; an event stored already under this id is the first answer again. */
+  async function answer(
+    scope: Scope,
+    p: Extract<Prepared, { kind: "new" }>,
+    accepted: boolean,
+    now: Date,
+  ): Promise<PublishResult> {
+    const { envelope, targets } = p;
+    if (!accepted) {
+      const earlier = await repos.events.get(scope, envelope.id);
+      if (!earlier) throw new Error(`event ${envelope.id} exists in another scope`);
+      return replay(earlier, now);
+    }
+    if (targets.length < p.subscribed) metrics.eventsFiltered(envelope.type, p.subscribed - targets.length);
+    return { envelope, endpoints: targets.length, replayed: false };
+  }
+
   return {
     async publish(scope: Scope, input: PublishInput): Promise<PublishResult> {
       const now = clock.now();
-      let eventId = newEventId(ids.randomBytes(16));
+      const p = await prepare(scope, input, now);
+      if (p.kind === "replay") return p.result;
+      const accepted = await accept(scope, p.envelope, p.targets, now);
+      return answer(scope, p, accepted !== null, now);
+    },
 
-      if (input.idempotencyKey !== undefined) {
-        const fingerprint = await sha256Hex(
-          JSON.stringify([input.type, input.data, input.resourceId ?? null, input.occurredAt ?? null]),
-        );
-        const held = await repos.idempotency.reserve(
-          {
-            scopeKey: `${scope.tenantId}/${scope.projectId}/${input.idempotencyKey}`,
-            eventId,
-            fingerprint,
-            createdAt: now,
-          },
-          new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS),
-        );
-        if (held.fingerprint !== fingerprint) {
-          throw new DomainError(
-            "conflict",
-            "This Idempotency-Key was already used with a different request body in the last 24 hours.",
+    /**
+     * Publishes up to MAX_BATCH_EVENTS events as one: each is checked, keyed and targeted on its own
+     * (one bad event fails alone), then every new one is written at once (acceptMany). Answers one
+     * outcome per input, in order.
+     */
+    async publishMany(scope: Scope, inputs: readonly PublishInput[]): Promise<PublishOutcome[]> {
+      if (inputs.length > MAX_BATCH_EVENTS) {
+        throw invalid([{ path: "events", message: `must hold at most ${MAX_BATCH_EVENTS} events` }]);
+      }
+      const now = clock.now();
+      const prepared = await Promise.allSettled(inputs.map((input) => prepare(scope, input, now)));
+      const fresh = prepared.flatMap((r, at) =>
+        r.status === "fulfilled" && r.value.kind === "new" ? [{ at, p: r.value }] : [],
+      );
+      const written = await acceptMany(
+        scope,
+        fresh.map((f) => f.p),
+        now,
+      );
+      const answered = await Promise.all(
+        fresh.map(({ p }, i): Promise<PublishOutcome> => {
+          const w = written[i]!;
+          if ("error" in w) return Promise.resolve({ error: w.error });
+          return answer(scope, p, w.ok !== null, now).then(
+            (ok) => ({ ok }),
+            (error: unknown) => ({ error }),
           );
-        }
-        if (held.eventId !== eventId) {
-          const earlier = await repos.events.get(scope, held.eventId);
-          if (earlier) return replay(earlier, now);
-          // The first request has not stored its event (still running, or it crashed): finish it under the same id.
-          eventId = held.eventId;
-        }
-      }
-
-      let occurredAt = now;
-      if (input.occurredAt !== undefined) {
-        occurredAt = new Date(input.occurredAt);
-        if (Number.isNaN(occurredAt.getTime())) {
-          throw invalid([{ path: "occurred_at", message: "must be an ISO 8601 timestamp" }]);
-        }
-      }
-      const envelope = buildEnvelope({
-        id: eventId,
-        type: input.type,
-        data: input.data,
-        tenantId: scope.tenantId,
-        projectId: scope.projectId,
-        occurredAt,
-        resourceId: input.resourceId,
+        }),
+      );
+      const byIndex = new Map(fresh.map((f, i) => [f.at, answered[i]!]));
+      const outcomes = prepared.map((r, at): PublishOutcome => {
+        if (r.status === "rejected") return { error: r.reason as unknown };
+        return r.value.kind === "replay" ? { ok: r.value.result } : byIndex.get(at)!;
       });
-      const subscribed = await repos.endpoints.listSubscribed(scope, envelope.type);
-      // The targets are decided here, once, and stored on the event: a fan-out finished later (replay,
-      // maintenance) creates exactly these, whatever the filters are by then.
-      const targets = wanting(subscribed, envelope);
-      const accepted = await accept(scope, envelope, targets, now);
-      if (!accepted) {
-        const earlier = await repos.events.get(scope, envelope.id);
-        if (!earlier) throw new Error(`event ${envelope.id} exists in another scope`);
-        return replay(earlier, now);
-      }
-      if (targets.length < subscribed.length) {
-        metrics.eventsFiltered(envelope.type, subscribed.length - targets.length);
-      }
-      return { envelope, endpoints: targets.length, replayed: false };
+      return outcomes;
     },
 
     accept,

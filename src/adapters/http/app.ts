@@ -18,6 +18,7 @@ import * as getErasure from "./routes/erasures/get.ts";
 import * as listErasures from "./routes/erasures/list.ts";
 import * as getEvent from "./routes/events/get.ts";
 import * as publishEvent from "./routes/events/publish.ts";
+import * as publishEvents from "./routes/events/publish-batch.ts";
 import * as healthz from "./routes/operations/healthz.ts";
 import * as metrics from "./routes/operations/metrics.ts";
 import * as readyz from "./routes/operations/readyz.ts";
@@ -61,6 +62,7 @@ const API_ROUTES = [
   recoverWebhook,
   deleteWebhook,
   publishEvent,
+  publishEvents,
   getEvent,
   createErasure,
   listErasures,

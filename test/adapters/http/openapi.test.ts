@@ -68,6 +68,7 @@ describe("the OpenAPI document", () => {
       "PATCH /api/v1/webhooks/{id}",
       "POST /api/v1/erasures",
       "POST /api/v1/events",
+      "POST /api/v1/events/batch",
       "POST /api/v1/portal-sessions",
       "POST /api/v1/webhooks",
       "POST /api/v1/webhooks/deliveries/{delivery_id}/retry",

@@ -4,6 +4,7 @@ import { controlCases } from "./suite/controls.ts";
 import { deliveryCases } from "./suite/deliveries.ts";
 import { erasureCases } from "./suite/erasures.ts";
 import { errorCases } from "./suite/errors.ts";
+import { eventBatchCases } from "./suite/event-batches.ts";
 import { eventCases } from "./suite/events.ts";
 import { filterCases } from "./suite/filters.ts";
 import { operationCases } from "./suite/operations.ts";
@@ -24,6 +25,7 @@ export function apiSuite(makeTarget: () => Promise<ApiTarget>): void {
   webhookControlCases(s);
   controlCases(s);
   eventCases(s);
+  eventBatchCases(s);
   deliveryCases(s);
   testEventCases(s);
   filterCases(s);

@@ -2,7 +2,10 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { unwrap } from "../../../../clients/typescript/client.ts";
 import { createMemoryRepositories } from "../../../../src/adapters/memory/repositories.ts";
+import { naturalBatch, PUBLISH_BATCHING } from "../../../../src/adapters/natural-batch.ts";
+import type { StoredEvent } from "../../../../src/app/ports/events.ts";
 import { type Repositories, StoreUnavailableError } from "../../../../src/app/ports/store.ts";
+import type { Delivery } from "../../../../src/domain/delivery.ts";
 import { makeApiHarness } from "../../../support/api-harness.ts";
 import { apiSuite } from "./api-suite.ts";
 
@@ -293,5 +296,127 @@ describe("API failure paths (in-process only)", () => {
       info: { version: string };
     };
     expect({ ...served, info: { ...served.info, version: committed.info.version } }).toEqual(committed);
+  });
+});
+
+describe("batch publish: writes per batch (in-process, memory store)", () => {
+  const message = () => ({
+    type: "message.sent" as const,
+    data: {
+      message_id: crypto.randomUUID(),
+      status: "sent",
+      channel: "sms",
+      message_type: "marketing",
+      recipient: "+15550100",
+    },
+  });
+
+  /** Memory repositories that count the publish path's calls. */
+  function countingRepos() {
+    const repos = createMemoryRepositories();
+    const calls = { eventInserts: 0, deliveryInserts: [] as number[], reserves: 0, subscribedReads: 0 };
+    const insert = repos.events.insert.bind(repos.events);
+    repos.events.insert = (e) => {
+      calls.eventInserts++;
+      return insert(e);
+    };
+    const insertMany = repos.deliveries.insertMany.bind(repos.deliveries);
+    repos.deliveries.insertMany = (ds) => {
+      calls.deliveryInserts.push(ds.length);
+      return insertMany(ds);
+    };
+    const reserve = repos.idempotency.reserve.bind(repos.idempotency);
+    repos.idempotency.reserve = (...args) => {
+      calls.reserves++;
+      return reserve(...args);
+    };
+    const listSubscribed = repos.endpoints.listSubscribed.bind(repos.endpoints);
+    repos.endpoints.listSubscribed = (...args) => {
+      calls.subscribedReads++;
+      return listSubscribed(...args);
+    };
+    return { repos, calls, insert };
+  }
+
+  async function eightEndpoints(h: Awaited<ReturnType<typeof makeApiHarness>>) {
+    const api = h.client((await h.newToken()).token);
+    for (let i = 0; i < 8; i++) {
+      await unwrap(
+        api.POST("/api/v1/webhooks", {
+          body: { url: `https://receiver.invalid/${i}`, events: ["message.sent"] },
+        }),
+      );
+    }
+    return api;
+  }
+
+  it("100 events to 8 endpoints: all 800 first deliveries in one write, the 100 events handed over together", async () => {
+    const { repos, calls } = countingRepos();
+    const h = await makeApiHarness({ repos });
+    const api = await eightEndpoints(h);
+    const events = Array.from({ length: 100 }, (_, i) => ({
+      ...message(),
+      ...(i % 2 === 0 ? { idempotency_key: `k-${i}` } : {}),
+    }));
+    const res = await unwrap(api.POST("/api/v1/events/batch", { body: { events } }));
+    expect(res.data.map((r) => r.status)).toEqual(events.map(() => 202));
+    expect(calls.deliveryInserts).toEqual([800]); // one write for every delivery of the batch
+    expect(calls.eventInserts).toBe(100); // the memory store's port inserts one event per call (no round trip)
+    expect(calls.reserves).toBe(50); // one per keyed event
+    expect(calls.subscribedReads).toBe(100);
+    expect(h.signal.count).toBe(100);
+    expect(repos.deliveries.rows.size).toBe(800);
+    expect(repos.events.rows.size).toBe(100);
+    // One event at a time (POST /events) takes a write of deliveries per event.
+    calls.deliveryInserts = [];
+    for (let i = 0; i < 10; i++) await unwrap(api.POST("/api/v1/events", { body: message() }));
+    expect(calls.deliveryInserts).toEqual(Array.from({ length: 10 }, () => 8));
+  });
+
+  it("a store with transactions gets every insert in one turn, which its natural batching sends as 3 statements", async () => {
+    const { repos, insert } = countingRepos();
+    const statements: number[] = [];
+    // What the PostgreSQL store does (src/adapters/postgres/events.ts): concurrent inserts, batched.
+    const batched = naturalBatch<{ event: StoredEvent; deliveries: readonly Delivery[] }, boolean>(
+      async (calls) => {
+        statements.push(calls.length);
+        return Promise.all(
+          calls.map(async (c) => {
+            await repos.deliveries.insertMany(c.deliveries);
+            return { ok: await insert(c.event) };
+          }),
+        );
+      },
+      PUBLISH_BATCHING,
+    );
+    repos.events.insertWithDeliveries = (event, deliveries) => batched({ event, deliveries });
+    const h = await makeApiHarness({ repos });
+    const api = await eightEndpoints(h);
+    const events = Array.from({ length: 100 }, () => message());
+    const res = await unwrap(api.POST("/api/v1/events/batch", { body: { events } }));
+    expect(res.data.every((r) => r.status === 202)).toBe(true);
+    // Two batches may be on their way at once: the first two inserts go alone, the other 98 together.
+    expect(statements).toEqual([1, 1, 98]);
+    expect(repos.deliveries.rows.size).toBe(800);
+    expect(repos.events.rows.size).toBe(100);
+  });
+
+  it("a store failure fails the events it hit, as 503 problems, and the answer is still one result per event", async () => {
+    const { repos } = countingRepos();
+    const insert = repos.events.insert.bind(repos.events);
+    let n = 0;
+    repos.events.insert = (e) =>
+      ++n % 2 === 0 ? Promise.reject(new StoreUnavailableError(DRIVER_TEXT)) : insert(e);
+    const h = await makeApiHarness({ repos });
+    const api = await eightEndpoints(h);
+    const res = await unwrap(
+      api.POST("/api/v1/events/batch", { body: { events: Array.from({ length: 4 }, () => message()) } }),
+    );
+    expect(res.data.map((r) => r.status)).toEqual([202, 503, 202, 503]);
+    for (const r of res.data.filter((x) => x.status === 503)) {
+      expect(r).toMatchObject({ problem: { code: "unavailable", status: 503 } });
+      expectNoLeak(JSON.stringify(r));
+    }
+    expect(repos.events.rows.size).toBe(2);
   });
 });

@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
+import { MAX_BATCH_EVENTS } from "../../../../app/events.ts";
 import { EVENT_ID_PATTERN } from "../../../../domain/envelope.ts";
+import { ProblemSchema, ValidationProblemSchema } from "../../errors.ts";
 import { EventTypeSchema, timestamp } from "../shared.ts";
 
 export const PublishEventSchema = z
@@ -47,18 +49,78 @@ export const PublishedEventSchema = z
   })
   .openapi("PublishedEvent");
 
-export const PublishHeaders = z.object({
-  "idempotency-key": z
+/** An Idempotency-Key: 1 to 255 printable ASCII characters. */
+const idempotencyKey = () =>
+  z
     .string()
     .min(1)
     .max(255)
-    .regex(/^[\x20-\x7e]+$/, { error: "must be printable ASCII" })
+    .regex(/^[\x20-\x7e]+$/, { error: "must be printable ASCII" });
+
+export const PublishHeaders = z.object({
+  "idempotency-key": idempotencyKey()
     .optional()
     .openapi({
       param: { name: "idempotency-key", in: "header" },
       description: "A repeat within 24 h returns the first answer without a second fan-out.",
     }),
 });
+
+/** One event of a batch: what POST /events takes, plus the Idempotency-Key it would have had as a header. */
+export const BatchEventSchema = z
+  .strictObject({
+    ...PublishEventSchema.shape,
+    idempotency_key: idempotencyKey().optional().openapi({
+      description:
+        "This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out.",
+    }),
+  })
+  .openapi("PublishBatchEvent");
+
+// Each event is checked on its own in the handler, so one bad event fails alone: the body's schema
+// takes any JSON values as events and the document names what each must be.
+export const PublishBatchSchema = z
+  .strictObject({
+    events: z
+      .array(z.unknown())
+      .min(1, { error: `must hold 1 to ${MAX_BATCH_EVENTS} events` })
+      .max(MAX_BATCH_EVENTS, { error: `must hold 1 to ${MAX_BATCH_EVENTS} events` })
+      .openapi({
+        items: { $ref: "#/components/schemas/PublishBatchEvent" },
+        description: `1 to ${MAX_BATCH_EVENTS} events, each what POST /events takes plus its own optional \`idempotency_key\`; the whole body at most 256 KiB.`,
+      }),
+  })
+  .openapi("PublishBatchRequest");
+
+export const BatchPublishedSchema = z
+  .object({
+    status: z.literal(202),
+    event: PublishedEventSchema,
+    replayed: z.boolean().openapi({
+      description: "True when an earlier request with the same idempotency key produced this answer.",
+    }),
+  })
+  .openapi("BatchPublished", {
+    description: "An event stored (or replayed): as POST /events would have answered it.",
+  });
+
+export const BatchFailedSchema = z
+  .object({
+    status: z.number().int().min(400).max(599).openapi({ example: 422 }),
+    problem: z.union([ValidationProblemSchema, ProblemSchema]),
+  })
+  .openapi("BatchFailed", {
+    description:
+      "An event not stored, with the problem POST /events would have answered (422 invalid, 409 key reused with another body, 503 database unavailable...).",
+  });
+
+export const BatchResultSchema = z
+  .object({
+    data: z.array(z.union([BatchPublishedSchema, BatchFailedSchema])).openapi({
+      description: "One result per event, in the order given.",
+    }),
+  })
+  .openapi("PublishBatchResult");
 
 export const EventIdParams = z.object({
   id: z
