@@ -114,17 +114,21 @@ export class BenchDatabase {
    * the postmaster with its reaped children (a backend that exits adds its time to the postmaster's
    * cutime and cstime). null when the server is not on this machine.
    */
-  cpuSeconds(): number | null {
+  cpuSeconds(): { total: number; system: number } | null {
     if (this.postmaster === null) return null;
     const own = statFields(this.postmaster);
     if (!own) return null;
-    let ticks = own.utime + own.stime + own.cutime + own.cstime;
+    let user = own.utime + own.cutime;
+    let system = own.stime + own.cstime;
     for (const entry of readdirSync("/proc")) {
       if (!/^\d+$/.test(entry)) continue;
       const f = statFields(Number(entry));
-      if (f && f.ppid === this.postmaster) ticks += f.utime + f.stime;
+      if (f && f.ppid === this.postmaster) {
+        user += f.utime;
+        system += f.stime;
+      }
     }
-    return ticks / TICKS_PER_SECOND;
+    return { total: (user + system) / TICKS_PER_SECOND, system: system / TICKS_PER_SECOND };
   }
 
   /** Drops the run's database (after Herald's processes stopped) and closes both connections. */

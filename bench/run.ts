@@ -198,12 +198,12 @@ async function dbCounters(
   return { commands, written, byCommand };
 }
 
-/** CPU seconds (user + system) a process has used, from /proc. */
-function cpuSeconds(pid: number): number {
+/** CPU seconds (user + system, or system only) a process has used, from /proc. */
+function cpuSeconds(pid: number, only: "all" | "system" = "all"): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+    return ((only === "all" ? Number(fields[11]) : 0) + Number(fields[12])) / TICKS_PER_SECOND;
   } catch {
     return 0;
   }
@@ -352,6 +352,7 @@ async function runStore(store: Store, endpoints: number, processes: number) {
     const statements0 = pg ? await pg.statements() : new Map<string, StatementWork>();
     const db0 = store === "memory" ? null : await dbCounters(servers);
     const cpu0 = servers.reduce((a, s) => a + cpuSeconds(s.pid), 0);
+    const sys0 = servers.reduce((a, s) => a + cpuSeconds(s.pid, "system"), 0);
     const dbCpu0 = databaseCpu();
     const pgCpu0 = pg?.cpuSeconds() ?? null;
     const load0 = loads();
@@ -375,6 +376,7 @@ async function runStore(store: Store, endpoints: number, processes: number) {
     const t1 = Math.max(...receipts.map((r) => r.at));
     const db1 = store === "memory" ? null : await dbCounters(servers);
     const cpu1 = servers.reduce((a, s) => a + cpuSeconds(s.pid), 0);
+    const sys1 = servers.reduce((a, s) => a + cpuSeconds(s.pid, "system"), 0);
     const dbCpu1 = databaseCpu();
     const pgCpu1 = pg?.cpuSeconds() ?? null;
     const load1 = loads();
@@ -393,7 +395,7 @@ async function runStore(store: Store, endpoints: number, processes: number) {
     const postgresCpu =
       store === "postgres"
         ? pgCpu0 !== null && pgCpu1 !== null
-          ? per1000(pgCpu1 - pgCpu0)
+          ? per1000(pgCpu1.total - pgCpu0.total)
           : null
         : store === "mongo"
           ? per1000(dbCpu1.postgres - dbCpu0.postgres)
@@ -477,6 +479,10 @@ async function runStore(store: Store, endpoints: number, processes: number) {
             }))
           : null,
         herald_cpu_seconds_per_1000: heraldCpu,
+        // The kernel's share (system time): socket writes and reads, with loopback delivery to the peer.
+        herald_system_cpu_seconds_per_1000: per1000(sys1 - sys0),
+        postgres_system_cpu_seconds_per_1000:
+          pgCpu0 !== null && pgCpu1 !== null ? per1000(pgCpu1.system - pgCpu0.system) : null,
         ferretdb_cpu_seconds_per_1000: ferretCpu,
         postgres_cpu_seconds_per_1000: postgresCpu,
         herald_and_database_cpu_seconds_per_1000:
@@ -602,7 +608,7 @@ for (const endpoints of ENDPOINT_COUNTS) {
                 .map((w) => `  ${w.calls}  ${w.rows_per_call}  ${w.mean_ms}  ${w.query.slice(0, 150)}`),
             ]
           : []),
-        `CPU s per 1,000         Herald ${t.herald_cpu_seconds_per_1000}, FerretDB ${t.ferretdb_cpu_seconds_per_1000 ?? "n/a"}, PostgreSQL ${t.postgres_cpu_seconds_per_1000 ?? "n/a"}; together ${t.herald_and_database_cpu_seconds_per_1000 ?? "n/a"}`,
+        `CPU s per 1,000         Herald ${t.herald_cpu_seconds_per_1000} (system ${t.herald_system_cpu_seconds_per_1000}), FerretDB ${t.ferretdb_cpu_seconds_per_1000 ?? "n/a"}, PostgreSQL ${t.postgres_cpu_seconds_per_1000 ?? "n/a"}${t.postgres_system_cpu_seconds_per_1000 === null ? "" : ` (system ${t.postgres_system_cpu_seconds_per_1000})`}; together ${t.herald_and_database_cpu_seconds_per_1000 ?? "n/a"}`,
         `machine load            ${t.load_average_before.join(" / ")} → ${t.load_average_after.join(" / ")} (1 / 5 / 15 min, before → after the throughput phase)`,
         `peak RSS (Herald)       ${r.peak_rss_mb} MiB`,
         ...(store === "postgres" ? targetLines(r) : []),
