@@ -76,7 +76,7 @@ export interface paths {
         put?: never;
         /**
          * Register an endpoint
-         * @description Registers an HTTPS endpoint for the listed event types, with optional custom headers and a signature scheme. The secret is shown only in this answer; custom header values are never shown (masked).
+         * @description Registers an HTTPS endpoint for the listed event types, with optional custom headers and a signature scheme. The secret is shown only in this answer (for `standard-webhooks-ed25519`, `secret` and `public_key` are the public key; the private key is never shown); custom header values are never shown (masked).
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -105,7 +105,7 @@ export interface paths {
         head?: never;
         /**
          * Change an endpoint
-         * @description Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`). `headers` is merged: a value sets a header, null removes one, headers not named stay. `filter` replaces the payload filter; `filter: null` removes it.
+         * @description Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`). `headers` is merged: a value sets a header, null removes one, headers not named stay. `filter` replaces the payload filter; `filter: null` removes it. Switching `signature_scheme` between an HMAC scheme (`herald-v1`, `standard-webhooks`) and `standard-webhooks-ed25519` issues a key of the new kind at once and drops the old keys (no grace period): the answer's `secret` is the new secret, or the new public key.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -121,7 +121,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description Issues a new secret. During the grace period every delivery carries two signatures: the new one, then the old.
+         * @description Issues a new secret (for a `standard-webhooks-ed25519` endpoint, a new key pair: the answer's `public_key` is the new one). During the grace period every delivery carries two signatures: the new one, then the old.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -607,7 +607,12 @@ export interface components {
              * @description How deliveries are signed.
              * @enum {string}
              */
-            signature_scheme: "herald-v1" | "standard-webhooks";
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
             /**
              * @description The custom headers sent with every delivery, each value shown as ********.
              * @example {
@@ -636,7 +641,7 @@ export interface components {
             /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
             held: number;
             /**
-             * @description Shown only now: whsec_ + base64 of 32 random bytes.
+             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
              */
             secret: string;
@@ -674,11 +679,11 @@ export interface components {
                 [key: string]: string;
             };
             /**
-             * @description How deliveries are signed. `herald-v1`: X-Webhook-Id, X-Webhook-Timestamp and X-Webhook-Signature (`v1=` + hex HMAC-SHA256 of `<timestamp>.<body>`, keyed with the whole `whsec_` string). `standard-webhooks`: webhook-id, webhook-timestamp and webhook-signature (`v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, keyed with the base64-decoded part after `whsec_`), as the Standard Webhooks specification defines them. Same secret, two signatures during a rotation grace period, in either scheme.
+             * @description How deliveries are signed. `herald-v1`: X-Webhook-Id, X-Webhook-Timestamp and X-Webhook-Signature (`v1=` + hex HMAC-SHA256 of `<timestamp>.<body>`, keyed with the whole `whsec_` string). `standard-webhooks`: webhook-id, webhook-timestamp and webhook-signature (`v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, keyed with the base64-decoded part after `whsec_`), as the Standard Webhooks specification defines them. Same secret for both. `standard-webhooks-ed25519`: the same headers with `v1a,` + base64 Ed25519 signature of `<id>.<timestamp>.<body>` (the specification's asymmetric signature); receivers verify with the endpoint's `public_key` and hold no secret. Two signatures during a rotation grace period, in every scheme. Switching between an HMAC scheme and `standard-webhooks-ed25519` issues a key of the new kind and drops the old ones at once.
              * @default herald-v1
              * @enum {string}
              */
-            signature_scheme?: "herald-v1" | "standard-webhooks";
+            signature_scheme?: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
             filter?: components["schemas"]["EventFilter"];
             /**
              * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
@@ -701,7 +706,7 @@ export interface components {
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
-        /** @description A registered endpoint. The secret is never shown again; custom header values never at all. */
+        /** @description A registered endpoint. The secret is never shown again; an Ed25519 private key and custom header values never at all. */
         Webhook: {
             /** Format: uuid */
             id: string;
@@ -728,7 +733,12 @@ export interface components {
              * @description How deliveries are signed.
              * @enum {string}
              */
-            signature_scheme: "herald-v1" | "standard-webhooks";
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
             /**
              * @description The custom headers sent with every delivery, each value shown as ********.
              * @example {
@@ -757,6 +767,72 @@ export interface components {
             /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
             held: number;
         };
+        /** @description The endpoint as it now is; with `secret` when the change issued a key (a switch between an HMAC scheme and `standard-webhooks-ed25519`). */
+        ChangedWebhook: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uri */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+            /**
+             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            secret?: string;
+        };
         UpdateWebhookRequest: {
             /**
              * Format: uri
@@ -781,10 +857,10 @@ export interface components {
                 [key: string]: string | null;
             } | null;
             /**
-             * @description How deliveries are signed. `herald-v1`: X-Webhook-Id, X-Webhook-Timestamp and X-Webhook-Signature (`v1=` + hex HMAC-SHA256 of `<timestamp>.<body>`, keyed with the whole `whsec_` string). `standard-webhooks`: webhook-id, webhook-timestamp and webhook-signature (`v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, keyed with the base64-decoded part after `whsec_`), as the Standard Webhooks specification defines them. Same secret, two signatures during a rotation grace period, in either scheme.
+             * @description How deliveries are signed. `herald-v1`: X-Webhook-Id, X-Webhook-Timestamp and X-Webhook-Signature (`v1=` + hex HMAC-SHA256 of `<timestamp>.<body>`, keyed with the whole `whsec_` string). `standard-webhooks`: webhook-id, webhook-timestamp and webhook-signature (`v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, keyed with the base64-decoded part after `whsec_`), as the Standard Webhooks specification defines them. Same secret for both. `standard-webhooks-ed25519`: the same headers with `v1a,` + base64 Ed25519 signature of `<id>.<timestamp>.<body>` (the specification's asymmetric signature); receivers verify with the endpoint's `public_key` and hold no secret. Two signatures during a rotation grace period, in every scheme. Switching between an HMAC scheme and `standard-webhooks-ed25519` issues a key of the new kind and drops the old ones at once.
              * @enum {string}
              */
-            signature_scheme?: "herald-v1" | "standard-webhooks";
+            signature_scheme?: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
             filter?: components["schemas"]["EventFilter"];
             /**
              * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
@@ -1695,13 +1771,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The endpoint as it now is. */
+            /** @description The endpoint as it now is; with `secret` when the change issued a key (a switch between an HMAC scheme and `standard-webhooks-ed25519`). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Webhook"];
+                    "application/json": components["schemas"]["ChangedWebhook"];
                 };
             };
             /** @description `invalid_json`: the request body is not JSON. */
@@ -1811,7 +1887,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The endpoint, with its new secret. */
+            /** @description The endpoint, with its new secret (HMAC schemes) or public key. */
             200: {
                 headers: {
                     [name: string]: unknown;

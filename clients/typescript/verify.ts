@@ -24,10 +24,14 @@ export const STANDARD_WEBHOOKS_HEADERS = {
 
 /**
  * How the endpoint signs: `herald-v1` (X-Webhook-*, `v1=` + hex HMAC of `<timestamp>.<body>` keyed
- * with the whole secret string) or `standard-webhooks` (webhook-*, `v1,` + base64 HMAC of
- * `<id>.<timestamp>.<body>` keyed with the base64-decoded part after `whsec_`).
+ * with the whole secret string), `standard-webhooks` (webhook-*, `v1,` + base64 HMAC of
+ * `<id>.<timestamp>.<body>` keyed with the base64-decoded part after `whsec_`) or
+ * `standard-webhooks-ed25519` (webhook-*, `v1a,` + base64 Ed25519 signature of the same, verified
+ * with the endpoint's public key `whpk_…`).
  */
-export type SignatureScheme = "herald-v1" | "standard-webhooks";
+export type SignatureScheme = "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+
+const SCHEMES: readonly SignatureScheme[] = ["herald-v1", "standard-webhooks", "standard-webhooks-ed25519"];
 
 /** The event envelope Herald posts (specification: Event envelope). Unknown extra fields are kept. */
 export interface Envelope {
@@ -67,13 +71,16 @@ export class TimestampOutOfToleranceError extends WebhookVerificationError {
   override readonly name = "TimestampOutOfToleranceError";
 }
 
-/** A header is present but unusable: non-numeric timestamp, an entry that is not `v1=<64 hex>`, or empty. */
+/**
+ * A header is present but unusable: non-numeric timestamp, an entry that is not `v1=<64 hex>` (or
+ * under Standard Webhooks a `v1,`/`v1a,` entry of the wrong form), or empty.
+ */
 export class MalformedHeaderError extends WebhookVerificationError {
   override readonly code = "malformed_header" as const;
   override readonly name = "MalformedHeaderError";
 }
 
-/** No signature in the header matches the body under any of the given secrets. */
+/** No signature in the header matches the body under any of the given secrets (or public keys). */
 export class SignatureMismatchError extends WebhookVerificationError {
   override readonly code = "signature_mismatch" as const;
   override readonly name = "SignatureMismatchError";
@@ -96,8 +103,16 @@ export interface VerifyWebhookOptions {
   /** The raw request body. A string is taken as its UTF-8 bytes; prefer bytes. */
   body: ArrayBuffer | ArrayBufferView | string;
   headers: WebhookHeaders;
-  /** The endpoint secret (`whsec_...`, exactly as handed out), or several while rotating. */
-  secrets: string | readonly string[];
+  /**
+   * The endpoint secret (`whsec_...`, exactly as handed out), or several while rotating. Required for
+   * `herald-v1` and `standard-webhooks`; not used by `standard-webhooks-ed25519`.
+   */
+  secrets?: string | readonly string[];
+  /**
+   * The endpoint's public key (`whpk_...`, its `public_key`), or several while rotating. Required for
+   * `standard-webhooks-ed25519`, the only scheme that uses it.
+   */
+  publicKeys?: string | readonly string[];
   /** Allowed distance between the signing time and now, in seconds; default 300. */
   toleranceSeconds?: number;
   /** The receiver's current time; default the system clock. For tests. */
@@ -111,19 +126,26 @@ const SIGNATURE_ENTRY = /^v1=[0-9a-f]{64}$/;
 /** A Standard Webhooks entry: `<version>,<signature>`; a v1 signature is the base64 of 32 bytes. */
 const STANDARD_ENTRY = /^([^,\s]+),(\S*)$/;
 const STANDARD_V1 = /^[A-Za-z0-9+/]{43}=$/;
+/** A v1a (Ed25519) signature is the base64 of 64 bytes. */
+const STANDARD_V1A = /^[A-Za-z0-9+/]{86}==$/;
 const TIMESTAMP = /^[0-9]{1,12}$/;
 
 /**
  * Verifies a delivery and returns its envelope: timestamp present, numeric and within tolerance,
- * then any signature matching any secret (constant-time), then the body parsed as a JSON envelope.
- * Throws a {@link WebhookVerificationError} subclass on failure, a TypeError/RangeError on bad options.
+ * then any signature matching any secret (constant-time) or public key, then the body parsed as a
+ * JSON envelope. Throws a {@link WebhookVerificationError} subclass on failure, a TypeError/RangeError
+ * on bad options.
  */
 export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Envelope> {
   const scheme = options.scheme ?? "herald-v1";
-  if (scheme !== "herald-v1" && scheme !== "standard-webhooks") {
-    throw new TypeError('scheme must be "herald-v1" or "standard-webhooks"');
+  if (!SCHEMES.includes(scheme)) {
+    throw new TypeError(`scheme must be one of ${SCHEMES.map((x) => `"${x}"`).join(", ")}`);
   }
-  const secrets = secretList(options.secrets);
+  const asymmetric = scheme === "standard-webhooks-ed25519";
+  const secrets = asymmetric ? [] : keyList(options.secrets, "secrets", "secret");
+  const publicKeys = asymmetric
+    ? await Promise.all(keyList(options.publicKeys, "publicKeys", "public key").map(ed25519PublicKey))
+    : [];
   const keys =
     scheme === "standard-webhooks" ? secrets.map(standardWebhooksKey) : secrets.map((s) => encoder.encode(s));
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
@@ -134,7 +156,7 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Enve
   if (Number.isNaN(nowMs)) throw new RangeError("now is an invalid Date");
   const body = bodyBytes(options.body);
   const names =
-    scheme === "standard-webhooks"
+    scheme !== "herald-v1"
       ? { timestamp: "webhook-timestamp", signature: "webhook-signature" }
       : { timestamp: "X-Webhook-Timestamp", signature: "X-Webhook-Signature" };
 
@@ -153,14 +175,17 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Enve
 
   let prefix: string;
   let received: Uint8Array[];
-  if (scheme === "standard-webhooks") {
+  if (scheme !== "herald-v1") {
     const ids = headerValues(options.headers, STANDARD_WEBHOOKS_HEADERS.id);
     if (ids.length > 1) throw new MalformedHeaderError("webhook-id appears more than once");
     const id = trimWhitespace(ids[0] ?? "");
     if (id === "") throw new MalformedHeaderError("webhook-id is missing");
     // fetch's Headers joins a repeated header with ", ": an id never holds a comma or a space.
     if (!/^[^\s,]+$/.test(id)) throw new MalformedHeaderError("webhook-id is not one id");
-    received = standardEntries(headerValues(options.headers, STANDARD_WEBHOOKS_HEADERS.signature));
+    received = standardEntries(
+      headerValues(options.headers, STANDARD_WEBHOOKS_HEADERS.signature),
+      asymmetric ? "v1a" : "v1",
+    );
     prefix = `${id}.${timestamp}.`;
   } else {
     received = signatureEntries(headerValues(options.headers, SIGNATURE_HEADER));
@@ -168,12 +193,23 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Enve
   }
   const message = concat(encoder.encode(prefix), body);
   let matched = false;
+  // A public key holds nothing to leak, so each check may answer in its own time.
+  for (const key of publicKeys) {
+    for (const entry of received) {
+      matched =
+        (await crypto.subtle.verify({ name: "Ed25519" }, key, new Uint8Array(entry), message)) || matched;
+    }
+  }
   for (const key of keys) {
     const expected = await hmacSha256(key, message);
     // Every comparison runs, so timing reveals neither which secret nor which entry matched.
     for (const entry of received) matched = constantTimeEqual(expected, entry) || matched;
   }
-  if (!matched) throw new SignatureMismatchError("no signature matches the body under the given secrets");
+  if (!matched) {
+    throw new SignatureMismatchError(
+      `no signature matches the body under the given ${asymmetric ? "public keys" : "secrets"}`,
+    );
+  }
 
   return parseEnvelope(body);
 }
@@ -196,10 +232,24 @@ function standardWebhooksKey(secret: string): Uint8Array {
 }
 
 /**
- * The v1 signatures of a webhook-signature header. Entries of another version (v1a, later ones) are
- * skipped, as the specification asks; a header with no v1 entry can match nothing.
+ * An Ed25519 public key as Standard Webhooks serialises it: base64 of the 32 raw bytes after an
+ * optional `whpk_`.
  */
-function standardEntries(values: string[]): Uint8Array[] {
+function ed25519PublicKey(publicKey: string): Promise<CryptoKey> {
+  const encoded = publicKey.startsWith("whpk_") ? publicKey.slice("whpk_".length) : publicKey;
+  if (!/^[A-Za-z0-9+/]{43}=$/.test(encoded)) {
+    throw new TypeError("a public key must be whpk_ followed by the base64 of 32 bytes");
+  }
+  const raw = Uint8Array.from(atob(encoded), (c) => c.charCodeAt(0));
+  return crypto.subtle.importKey("raw", raw, { name: "Ed25519" }, false, ["verify"]);
+}
+
+/**
+ * The signatures of one version (`v1`: HMAC, `v1a`: Ed25519) in a webhook-signature header. Entries
+ * of another version are skipped, as the specification asks; a header with none of this version can
+ * match nothing.
+ */
+function standardEntries(values: string[], version: "v1" | "v1a"): Uint8Array[] {
   if (values.length > 1) throw new MalformedHeaderError("webhook-signature appears more than once");
   const text = trimWhitespace(values[0] ?? "");
   if (text === "") throw new MalformedHeaderError("webhook-signature is missing or empty");
@@ -208,20 +258,27 @@ function standardEntries(values: string[]): Uint8Array[] {
     const m = STANDARD_ENTRY.exec(entry);
     if (!m)
       throw new MalformedHeaderError("webhook-signature holds an entry that is not <version>,<signature>");
-    if (m[1] !== "v1") continue;
-    if (!STANDARD_V1.test(m[2]!)) {
-      throw new MalformedHeaderError("webhook-signature holds a v1 entry that is not base64 of 32 bytes");
+    if (m[1] !== version) continue;
+    if (!(version === "v1" ? STANDARD_V1 : STANDARD_V1A).test(m[2]!)) {
+      throw new MalformedHeaderError(
+        `webhook-signature holds a ${version} entry that is not base64 of ${version === "v1" ? 32 : 64} bytes`,
+      );
     }
     out.push(Uint8Array.from(atob(m[2]!), (c) => c.charCodeAt(0)));
   }
   return out;
 }
 
-function secretList(secrets: string | readonly string[]): readonly string[] {
-  const list = typeof secrets === "string" ? [secrets] : secrets;
-  if (!Array.isArray(list) || list.length === 0) throw new TypeError("secrets must name at least one secret");
+function keyList(
+  keys: string | readonly string[] | undefined,
+  option: string,
+  what: string,
+): readonly string[] {
+  const list = typeof keys === "string" ? [keys] : keys;
+  if (!Array.isArray(list) || list.length === 0)
+    throw new TypeError(`${option} must name at least one ${what}`);
   for (const s of list) {
-    if (typeof s !== "string" || s === "") throw new TypeError("every secret must be a non-empty string");
+    if (typeof s !== "string" || s === "") throw new TypeError(`every ${what} must be a non-empty string`);
   }
   return list;
 }

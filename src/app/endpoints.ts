@@ -18,8 +18,14 @@ import { invalid, notFound } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
 import { type EventFilter, filterIssues } from "../domain/event-filter.ts";
 import { type RateLimit, rateLimitIssues } from "../domain/rate-limit.ts";
-import { DEFAULT_SIGNATURE_SCHEME, type SignatureScheme } from "../domain/signature-scheme.ts";
+import {
+  DEFAULT_SIGNATURE_SCHEME,
+  type KeyKind,
+  keyKind,
+  type SignatureScheme,
+} from "../domain/signature-scheme.ts";
 import { newEndpointSecret } from "../domain/signing.ts";
+import { ed25519PublicKey, newEd25519Secret } from "../domain/standard-webhooks-ed25519.ts";
 import type { AppDeps } from "./deps.ts";
 import type { EndpointFilter, EndpointPatch } from "./ports/endpoints.ts";
 import type { Page, PageRequest, Scope } from "./ports/paging.ts";
@@ -53,15 +59,51 @@ export interface EndpointChange {
   ordering?: Ordering | undefined;
 }
 
-/** An endpoint together with the plain secret just issued (creation, rotation): shown once. */
+/**
+ * An endpoint together with what its receiver verifies with, just issued (creation, rotation): for an
+ * HMAC scheme the plain `whsec_` secret, shown once; for an Ed25519 endpoint its public key (`whpk_`,
+ * readable at any time too), never the private key.
+ */
 export interface EndpointWithSecret {
   endpoint: Endpoint;
   secret: string;
 }
 
+/** An endpoint after a change, and what its receiver verifies with when the change issued a key. */
+export interface ChangedEndpoint {
+  endpoint: Endpoint;
+  secret: string | null;
+}
+
+const PUBLIC_KEY_CACHE_LIMIT = 10_000;
+
 /** Registering, reading, changing and removing endpoints. */
 export function endpointUseCases(deps: AppDeps) {
   const { repos, clock, ids, cipher } = deps;
+
+  /**
+   * A new signing key of a kind, plain and sealed, and what the receiver verifies with: an HMAC
+   * secret is both; an Ed25519 key (sealed as `whsk_ed25519_…`, like a secret) shows its public key.
+   */
+  const issueKey = async (kind: KeyKind) => {
+    const plain =
+      kind === "ed25519" ? newEd25519Secret(ids.randomBytes(32)) : newEndpointSecret(ids.randomBytes(32));
+    const shown = kind === "ed25519" ? await ed25519PublicKey(plain) : plain;
+    return { sealed: await cipher.seal(plain), shown };
+  };
+
+  // A sealed text always opens to the same key, so its public key is kept (it is public).
+  const publicKeyOf = new Map<string, Promise<string>>();
+  const publicKey = (sealed: string) => {
+    let key = publicKeyOf.get(sealed);
+    if (!key) {
+      if (publicKeyOf.size >= PUBLIC_KEY_CACHE_LIMIT) publicKeyOf.clear();
+      key = cipher.open(sealed).then(ed25519PublicKey);
+      key.catch(() => publicKeyOf.delete(sealed));
+      publicKeyOf.set(sealed, key);
+    }
+    return key;
+  };
 
   /** Every problem with a URL and headers to set, together: a 422 names them all at once. */
   const checkInput = (
@@ -130,6 +172,64 @@ export function endpointUseCases(deps: AppDeps) {
     if (issues.length) throw invalid(issues);
   };
 
+  /**
+   * Changes an endpoint. A switch of scheme between key kinds (HMAC and Ed25519) issues a key of the
+   * new kind in the same write and drops the old keys at once, grace periods included: they cannot
+   * sign under the new scheme. What the receiver verifies with is returned, as by a rotation.
+   */
+  const applyChange = async (scope: Scope, id: string, change: EndpointChange): Promise<ChangedEndpoint> => {
+    checkInput(change.url, change.headers);
+    checkRateLimit(change.rateLimit);
+    const current = await mustGet(scope, id);
+    checkFilter(change.filter, change.events ?? current.events);
+    if (change.events !== undefined && change.filter === undefined && current.filter !== null) {
+      // New event types must not leave the kept filter naming fields none of them has.
+      const stale = filterIssues(current.filter, { events: change.events });
+      if (stale.length) {
+        throw invalid([
+          {
+            path: "events",
+            message: `leaves the endpoint's filter naming data fields none of these types has (${stale.map((i) => i.path).join(", ")}); change or remove the filter (filter: null) in the same request`,
+          },
+        ]);
+      }
+    }
+    const now = clock.now();
+    const patch: EndpointPatch = {
+      updatedAt: now,
+      url: change.url,
+      events: change.events,
+      description: change.description,
+      signatureScheme: change.signatureScheme,
+      headers:
+        change.headers === undefined ? undefined : await changedHeaders(current.headers, change.headers),
+      filter: change.filter,
+      rateLimit: change.rateLimit,
+      ordering: change.ordering,
+    };
+    let secret: string | null = null;
+    const kind = change.signatureScheme === undefined ? undefined : keyKind(change.signatureScheme);
+    if (kind !== undefined && kind !== keyKind(current.signatureScheme)) {
+      const key = await issueKey(kind);
+      patch.secrets = [{ sealed: key.sealed, expiresAt: null }];
+      secret = key.shown;
+    }
+    if (change.enabled === true && !current.enabled) {
+      const on = enableEndpoint(current, now);
+      Object.assign(patch, {
+        enabled: on.enabled,
+        disabledReason: on.disabledReason,
+        failingSince: on.failingSince,
+      });
+    } else if (change.enabled === false && current.enabled) {
+      const off = disableEndpoint(current, "manual", now);
+      Object.assign(patch, { enabled: off.enabled, disabledReason: off.disabledReason });
+    }
+    const updated = await repos.endpoints.update(scope, id, patch);
+    if (!updated) throw notFound("The endpoint");
+    return { endpoint: updated, secret };
+  };
+
   return {
     async create(scope: Scope, input: EndpointInput): Promise<EndpointWithSecret> {
       checkInput(input.url, input.headers);
@@ -137,7 +237,8 @@ export function endpointUseCases(deps: AppDeps) {
       checkFilter(input.filter, input.events);
       checkRateLimit(input.rateLimit);
       const now = clock.now();
-      const secret = newEndpointSecret(ids.randomBytes(32));
+      const signatureScheme = input.signatureScheme ?? DEFAULT_SIGNATURE_SCHEME;
+      const key = await issueKey(keyKind(signatureScheme));
       const endpoint: Endpoint = {
         id: ids.uuid(),
         tenantId: scope.tenantId,
@@ -147,19 +248,19 @@ export function endpointUseCases(deps: AppDeps) {
         description: input.description ?? null,
         enabled: true,
         disabledReason: null,
-        secrets: [{ sealed: await cipher.seal(secret), expiresAt: null }],
+        secrets: [{ sealed: key.sealed, expiresAt: null }],
         // Kept to the millisecond so lists stay newest first within a second; the API shows it to the second.
         createdAt: now,
         updatedAt: now,
         failingSince: null,
         headers,
-        signatureScheme: input.signatureScheme ?? DEFAULT_SIGNATURE_SCHEME,
+        signatureScheme,
         filter: input.filter ?? null,
         rateLimit: input.rateLimit ?? null,
         ordering: input.ordering ?? "none",
       };
       await repos.endpoints.insert(endpoint);
-      return { endpoint, secret };
+      return { endpoint, secret: key.shown };
     },
 
     list(scope: Scope, filter: EndpointFilter, page: PageRequest): Promise<Page<Endpoint>> {
@@ -175,65 +276,42 @@ export function endpointUseCases(deps: AppDeps) {
       return new Map(endpoints.map((e) => [e.id, heldCount(e.ordering, pending.get(e.id) ?? 0)]));
     },
 
-    async update(scope: Scope, id: string, change: EndpointChange): Promise<Endpoint> {
-      checkInput(change.url, change.headers);
-      checkRateLimit(change.rateLimit);
-      const current = await mustGet(scope, id);
-      checkFilter(change.filter, change.events ?? current.events);
-      if (change.events !== undefined && change.filter === undefined && current.filter !== null) {
-        // New event types must not leave the kept filter naming fields none of them has.
-        const stale = filterIssues(current.filter, { events: change.events });
-        if (stale.length) {
-          throw invalid([
-            {
-              path: "events",
-              message: `leaves the endpoint's filter naming data fields none of these types has (${stale.map((i) => i.path).join(", ")}); change or remove the filter (filter: null) in the same request`,
-            },
-          ]);
-        }
-      }
-      const now = clock.now();
-      const patch: EndpointPatch = {
-        updatedAt: now,
-        url: change.url,
-        events: change.events,
-        description: change.description,
-        signatureScheme: change.signatureScheme,
-        headers:
-          change.headers === undefined ? undefined : await changedHeaders(current.headers, change.headers),
-        filter: change.filter,
-        rateLimit: change.rateLimit,
-        ordering: change.ordering,
-      };
-      if (change.enabled === true && !current.enabled) {
-        const on = enableEndpoint(current, now);
-        Object.assign(patch, {
-          enabled: on.enabled,
-          disabledReason: on.disabledReason,
-          failingSince: on.failingSince,
-        });
-      } else if (change.enabled === false && current.enabled) {
-        const off = disableEndpoint(current, "manual", now);
-        Object.assign(patch, { enabled: off.enabled, disabledReason: off.disabledReason });
-      }
-      const updated = await repos.endpoints.update(scope, id, patch);
-      if (!updated) throw notFound("The endpoint");
-      return updated;
+    /**
+     * The public key (`whpk_…`) of each Ed25519 endpoint: its current key's; HMAC endpoints have none.
+     * Derived from the sealed private key, so nothing but the key itself is stored (ADR 13).
+     */
+    async publicKeys(endpoints: readonly Endpoint[]): Promise<Map<string, string>> {
+      const found = await Promise.all(
+        endpoints
+          .filter((e) => keyKind(e.signatureScheme) === "ed25519")
+          .map(async (e) => {
+            const current = e.secrets.find((s) => s.expiresAt === null) ?? e.secrets[0];
+            return current ? ([e.id, await publicKey(current.sealed)] as const) : null;
+          }),
+      );
+      return new Map(found.filter((x) => x !== null));
     },
+
+    async update(scope: Scope, id: string, change: EndpointChange): Promise<Endpoint> {
+      return (await applyChange(scope, id, change)).endpoint;
+    },
+
+    change: applyChange,
 
     async rotate(scope: Scope, id: string, gracePeriodSeconds: number): Promise<EndpointWithSecret> {
       const current = await mustGet(scope, id);
       const now = clock.now();
-      const secret = newEndpointSecret(ids.randomBytes(32));
-      const secrets = rotateSecrets(
-        current.secrets,
-        await cipher.seal(secret),
-        gracePeriodSeconds * 1000,
-        now,
-      );
-      const updated = await repos.endpoints.update(scope, id, { secrets, updatedAt: now });
+      const key = await issueKey(keyKind(current.signatureScheme));
+      const secrets = rotateSecrets(current.secrets, key.sealed, gracePeriodSeconds * 1000, now);
+      // The scheme is written with the keys it was read with, so a change of scheme racing this
+      // rotation leaves an endpoint whose keys are of its scheme's kind, whichever write lands last.
+      const updated = await repos.endpoints.update(scope, id, {
+        secrets,
+        signatureScheme: current.signatureScheme,
+        updatedAt: now,
+      });
       if (!updated) throw notFound("The endpoint");
-      return { endpoint: updated, secret };
+      return { endpoint: updated, secret: key.shown };
     },
 
     async enable(scope: Scope, id: string): Promise<Endpoint> {

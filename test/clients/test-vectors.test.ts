@@ -19,6 +19,11 @@ import { buildEnvelope, type Envelope, newEventId, serializeEnvelope } from "../
 import { SCHEME_HEADERS, type SignatureScheme } from "../../src/domain/signature-scheme.ts";
 import { newEndpointSecret, sign, signatureHeader, verifySignature } from "../../src/domain/signing.ts";
 import { standardWebhooksSignature } from "../../src/domain/standard-webhooks.ts";
+import {
+  ed25519PublicKey,
+  newEd25519Secret,
+  standardWebhooksEd25519Signature,
+} from "../../src/domain/standard-webhooks-ed25519.ts";
 
 /*
  * clients/test-vectors.json is generated here with Herald's own signer and committed; the TypeScript,
@@ -39,6 +44,8 @@ interface Vector {
   body_base64: string;
   headers: Record<string, string | string[]>;
   secrets: string[];
+  /** standard-webhooks-ed25519 only: the public keys (whpk_) the receiver holds; `secrets` is empty. */
+  public_keys?: string[];
   now: number;
   tolerance: number;
   expect: Expect;
@@ -61,6 +68,13 @@ const join = (...parts: Uint8Array[]) => {
 const SECRET_OLD = newEndpointSecret(bytes(0));
 const SECRET_NEW = newEndpointSecret(bytes(32));
 const SECRET_OTHER = newEndpointSecret(bytes(200));
+// Ed25519 keys from fixed seeds: the private keys (Herald's sealed form) sign, the public keys verify.
+const KEY_OLD = newEd25519Secret(bytes(64));
+const KEY_NEW = newEd25519Secret(bytes(96));
+const KEY_OTHER = newEd25519Secret(bytes(160));
+const PUBLIC_OLD = await ed25519PublicKey(KEY_OLD);
+const PUBLIC_NEW = await ed25519PublicKey(KEY_NEW);
+const PUBLIC_OTHER = await ed25519PublicKey(KEY_OTHER);
 const T = 1_767_268_800; // 2026-01-01T12:00:00Z
 const NOW = T + 7;
 
@@ -113,6 +127,8 @@ interface Spec {
   signatureHeader?: (real: string) => string | string[] | null;
   headerNames?: (name: string) => string;
   secrets?: string[];
+  /** The public keys the receiver holds (standard-webhooks-ed25519; default the new key's). */
+  publicKeys?: string[];
   now?: number;
   tolerance?: number;
   expect: Expect;
@@ -123,11 +139,13 @@ async function vector(spec: Spec): Promise<Vector> {
   const body = spec.body ?? BODY;
   const ts = spec.signedTimestamp ?? T;
   const scheme = spec.scheme ?? "herald-v1";
-  const signWith = spec.signWith ?? [SECRET_NEW];
+  const signWith = spec.signWith ?? [scheme === ED ? KEY_NEW : SECRET_NEW];
   const real =
-    scheme === "standard-webhooks"
-      ? await standardWebhooksSignature(signWith, ENVELOPE.id, ts, spec.signedBody ?? body)
-      : await signatureHeader(signWith, ts, spec.signedBody ?? body);
+    scheme === ED
+      ? await standardWebhooksEd25519Signature(signWith, ENVELOPE.id, ts, spec.signedBody ?? body)
+      : scheme === "standard-webhooks"
+        ? await standardWebhooksSignature(signWith, ENVELOPE.id, ts, spec.signedBody ?? body)
+        : await signatureHeader(signWith, ts, spec.signedBody ?? body);
   const [idName, timestampName, signatureName] = SCHEME_HEADERS[scheme];
   const timestamp = spec.timestampHeader === undefined ? String(ts) : spec.timestampHeader;
   const signature = spec.signatureHeader ? spec.signatureHeader(real) : real;
@@ -137,13 +155,15 @@ async function vector(spec: Spec): Promise<Vector> {
   if (id !== null) headers[rename(idName)] = id;
   if (timestamp !== null) headers[rename(timestampName)] = timestamp;
   if (signature !== null) headers[rename(signatureName)] = signature;
+  const verifyAs = spec.verifyAs ?? scheme;
   const v: Vector = {
     name: spec.name,
     description: spec.description,
-    scheme: spec.verifyAs ?? scheme,
+    scheme: verifyAs,
     body_base64: toBase64(body),
     headers,
-    secrets: spec.secrets ?? [SECRET_NEW],
+    secrets: verifyAs === ED ? [] : (spec.secrets ?? [SECRET_NEW]),
+    ...(verifyAs === ED ? { public_keys: spec.publicKeys ?? [PUBLIC_NEW] } : {}),
     now: spec.now ?? NOW,
     tolerance: spec.tolerance ?? 300,
     expect: spec.expect,
@@ -156,6 +176,7 @@ const HEX64 = "a".repeat(64);
 const jsonBody = (value: unknown) => utf8(JSON.stringify(value));
 
 const SW = "standard-webhooks" as const;
+const ED = "standard-webhooks-ed25519" as const;
 const B64_32 = `${"A".repeat(43)}=`;
 
 /** The same checks under the standard-webhooks scheme (webhook-id, webhook-timestamp, webhook-signature). */
@@ -350,6 +371,178 @@ function standardWebhooksSpecs(): Spec[] {
       expect: "missing_timestamp",
     },
   ];
+}
+
+/** Standard Webhooks v1a: Ed25519 signatures over the same headers, verified with public keys only. */
+function ed25519Specs(): Spec[] {
+  const specs: Spec[] = [
+    { name: "valid", description: "One v1a, signature, one public key, signed 7 s ago.", expect: "ok" },
+    {
+      name: "header_names_uppercase",
+      description: "Header names are matched case-insensitively.",
+      headerNames: (n) => n.toUpperCase(),
+      expect: "ok",
+    },
+    {
+      name: "valid_unicode_body",
+      description: "Multi-byte UTF-8 in the body; the signature covers the raw bytes.",
+      body: utf8(serializeEnvelope(UNICODE_ENVELOPE)),
+      expect: "ok",
+      envelopeId: UNICODE_ENVELOPE.id,
+    },
+    {
+      name: "public_key_without_prefix",
+      description: "The base64 public key without whpk_ is the same key.",
+      publicKeys: [PUBLIC_NEW.slice("whpk_".length)],
+      expect: "ok",
+    },
+    {
+      name: "rotation_header_new_key_matches",
+      description: "Grace period: two space-separated v1a, entries; receiver has the new public key.",
+      signWith: [KEY_NEW, KEY_OLD],
+      expect: "ok",
+    },
+    {
+      name: "rotation_header_old_key_matches",
+      description: "Grace period: two v1a, entries; receiver still has the old public key.",
+      signWith: [KEY_NEW, KEY_OLD],
+      publicKeys: [PUBLIC_OLD],
+      expect: "ok",
+    },
+    {
+      name: "rotation_header_no_key_matches",
+      description: "Grace period header, receiver has neither public key.",
+      signWith: [KEY_NEW, KEY_OLD],
+      publicKeys: [PUBLIC_OTHER],
+      expect: "signature_mismatch",
+    },
+    {
+      name: "receiver_two_keys_second_matches",
+      description: "Receiver mid-rotation holds two public keys; the second matches.",
+      publicKeys: [PUBLIC_OLD, PUBLIC_NEW],
+      expect: "ok",
+    },
+    {
+      name: "signature_tab_between",
+      description: "A tab between entries is accepted, as HTTP whitespace.",
+      signWith: [KEY_NEW, KEY_OLD],
+      publicKeys: [PUBLIC_OLD],
+      signatureHeader: (s) => s.replace(" ", "\t"),
+      expect: "ok",
+    },
+    {
+      name: "signature_v1_entry_skipped",
+      description: "An entry of another version (v1, symmetric) is skipped; the v1a, entry after it matches.",
+      signatureHeader: (s) => `v1,${B64_32} ${s}`,
+      expect: "ok",
+    },
+    {
+      name: "signature_only_v1_entries",
+      description: "Only v1, (HMAC) entries: nothing a public key can check, so nothing matches.",
+      signatureHeader: () => `v1,${B64_32}`,
+      expect: "signature_mismatch",
+    },
+    {
+      name: "hmac_delivery_checked_with_public_key",
+      description: "A standard-webhooks (HMAC) delivery checked as standard-webhooks-ed25519.",
+      scheme: SW,
+      verifyAs: ED,
+      expect: "signature_mismatch",
+    },
+    {
+      name: "checked_as_standard_webhooks",
+      description:
+        "A standard-webhooks-ed25519 delivery checked as standard-webhooks: its v1a entry is skipped.",
+      verifyAs: SW,
+      expect: "signature_mismatch",
+    },
+    {
+      name: "timestamp_stale",
+      description: "Signed 301 s before now.",
+      now: T + 301,
+      expect: "timestamp_out_of_tolerance",
+    },
+    {
+      name: "timestamp_future",
+      description: "Signed 301 s after now.",
+      now: T - 301,
+      expect: "timestamp_out_of_tolerance",
+    },
+    {
+      name: "missing_timestamp",
+      description: "No webhook-timestamp header.",
+      timestampHeader: null,
+      expect: "missing_timestamp",
+    },
+    {
+      name: "missing_id",
+      description: "No webhook-id header: the id is signed.",
+      idHeader: null,
+      expect: "malformed_header",
+    },
+    {
+      name: "signature_missing",
+      description: "No webhook-signature header.",
+      signatureHeader: () => null,
+      expect: "malformed_header",
+    },
+    {
+      name: "signature_v1a_32_bytes",
+      description: "A v1a, entry must be base64 of 64 bytes (an HMAC's 32 are not a signature).",
+      signatureHeader: () => `v1a,${B64_32}`,
+      expect: "malformed_header",
+    },
+    {
+      name: "signature_v1a_hex",
+      description: "A v1a, entry must be base64, not hex.",
+      signatureHeader: () => `v1a,${HEX64}${HEX64}`,
+      expect: "malformed_header",
+    },
+    {
+      name: "signature_well_formed_wrong",
+      description: "A well-formed v1a, entry that matches nothing.",
+      signatureHeader: () => `v1a,${"A".repeat(86)}==`,
+      expect: "signature_mismatch",
+    },
+    {
+      name: "signature_one_character_changed",
+      description: "The signature with its first character changed.",
+      signatureHeader: (s) => `v1a,${s[4] === "A" ? "B" : "A"}${s.slice(5)}`,
+      expect: "signature_mismatch",
+    },
+    {
+      name: "tampered_body",
+      description: "The recipient in the body changed after signing.",
+      signedBody: BODY,
+      body: utf8(serializeEnvelope(ENVELOPE).replace("ada@example.com", "eve@example.com")),
+      expect: "signature_mismatch",
+    },
+    {
+      name: "tampered_id",
+      description: "webhook-id changed after signing: the id is part of what is signed.",
+      idHeader: `evt_${"0".repeat(32)}`,
+      expect: "signature_mismatch",
+    },
+    {
+      name: "tampered_timestamp",
+      description: "webhook-timestamp changed by one second after signing.",
+      timestampHeader: String(T + 1),
+      expect: "signature_mismatch",
+    },
+    {
+      name: "wrong_key",
+      description: "Signed with a key whose public key the receiver does not have.",
+      signWith: [KEY_OTHER],
+      expect: "signature_mismatch",
+    },
+    {
+      name: "body_not_json",
+      description: "Valid signature over a body that is not JSON.",
+      body: utf8("not json"),
+      expect: "invalid_payload",
+    },
+  ];
+  return specs.map((spec) => ({ scheme: ED, ...spec, name: `ed25519_${spec.name}` }));
 }
 
 async function generateVectors(): Promise<Vector[]> {
@@ -745,6 +938,7 @@ async function generateVectors(): Promise<Vector[]> {
       expect: "invalid_payload",
     },
     ...standardWebhooksSpecs(),
+    ...ed25519Specs(),
   ];
   return Promise.all(specs.map(vector));
 }
@@ -862,6 +1056,7 @@ describe("verifyWebhook against every vector", () => {
           body: fromBase64(v.body_base64),
           headers,
           secrets: v.secrets,
+          publicKeys: v.public_keys,
           toleranceSeconds: v.tolerance,
           now: new Date(v.now * 1000),
           scheme: v.scheme,
@@ -986,5 +1181,24 @@ describe("verifyWebhook", () => {
     await expect(call({ toleranceSeconds: -1 })).rejects.toBeInstanceOf(RangeError);
     await expect(call({ toleranceSeconds: Number.NaN })).rejects.toBeInstanceOf(RangeError);
     await expect(call({ now: new Date(Number.NaN) })).rejects.toBeInstanceOf(RangeError);
+    await expect(call({ scheme: "ed25519" })).rejects.toBeInstanceOf(TypeError);
+    const ed = (extra: object) => call({ scheme: ED, secrets: undefined, ...extra });
+    await expect(ed({})).rejects.toBeInstanceOf(TypeError);
+    await expect(ed({ secrets: SECRET_NEW })).rejects.toBeInstanceOf(TypeError);
+    for (const key of [SECRET_NEW, "whpk_", `whpk_${B64_32.slice(1)}`, KEY_NEW]) {
+      await expect(ed({ publicKeys: key })).rejects.toBeInstanceOf(TypeError);
+    }
+  });
+
+  it("verifies a standard-webhooks-ed25519 delivery with the public key alone, never a private key", async () => {
+    const v = generated.find((x) => x.name === "ed25519_valid")!;
+    const options = { body: fromBase64(v.body_base64), headers: v.headers, now: new Date(v.now * 1000) };
+    await expect(verifyWebhook({ ...options, scheme: ED, publicKeys: PUBLIC_NEW })).resolves.toEqual(
+      ENVELOPE,
+    );
+    await expect(verifyWebhook({ ...options, scheme: ED, publicKeys: [PUBLIC_OLD] })).rejects.toBeInstanceOf(
+      SignatureMismatchError,
+    );
+    expect(JSON.stringify(generated)).not.toContain("whsk_");
   });
 });

@@ -6,12 +6,15 @@
 // is a UTF-8 JSON envelope. WithScheme(SchemeStandardWebhooks) checks an endpoint in Standard
 // Webhooks mode instead: webhook-timestamp, webhook-id, and a "v1,<base64>" entry of
 // webhook-signature matching HMAC-SHA256("<id>.<timestamp>.<raw body>") keyed with the
-// base64-decoded part after whsec_. Each failure wraps a distinct sentinel error for errors.Is. The shared
+// base64-decoded part after whsec_. WithScheme(SchemeStandardWebhooksEd25519) checks "v1a,<base64>"
+// entries instead, Ed25519 signatures of the same message, under the public keys given by
+// WithPublicKeys (crypto/ed25519). Each failure wraps a distinct sentinel error for errors.Is. The shared
 // vectors in clients/test-vectors.json pin this behaviour to the TypeScript and Python libraries.
 package heraldwebhooks
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -42,6 +45,10 @@ const (
 	// SchemeStandardWebhooks is the Standard Webhooks specification's webhook-id, webhook-timestamp and
 	// webhook-signature ("v1," + base64 HMAC of "<id>.<timestamp>.<body>", keyed with the base64 after whsec_).
 	SchemeStandardWebhooks Scheme = "standard-webhooks"
+	// SchemeStandardWebhooksEd25519 is the same headers with Standard Webhooks' asymmetric signature:
+	// "v1a," + base64 Ed25519 signature of "<id>.<timestamp>.<body>", verified with the endpoint's public
+	// key (whpk_..., given by WithPublicKeys); no secret is needed.
+	SchemeStandardWebhooksEd25519 Scheme = "standard-webhooks-ed25519"
 )
 
 // Header names of an endpoint in standard-webhooks mode.
@@ -62,7 +69,7 @@ var (
 	ErrTimestampOutOfTolerance = errors.New("timestamp_out_of_tolerance")
 	// ErrMalformedHeader: a non-numeric timestamp, an entry that is not v1=<64 hex>, empty, or repeated.
 	ErrMalformedHeader = errors.New("malformed_header")
-	// ErrSignatureMismatch: no signature matches the body under any of the secrets.
+	// ErrSignatureMismatch: no signature matches the body under any of the secrets (or public keys).
 	ErrSignatureMismatch = errors.New("signature_mismatch")
 	// ErrInvalidPayload: the signature is valid but the body is not a UTF-8 JSON envelope object.
 	ErrInvalidPayload = errors.New("invalid_payload")
@@ -99,6 +106,7 @@ type Envelope struct {
 type config struct {
 	scheme       Scheme
 	keys         [][]byte
+	publicKeys   []ed25519.PublicKey
 	tolerance    time.Duration
 	now          func() time.Time
 	maxBodyBytes int64
@@ -131,10 +139,26 @@ func WithNow(now func() time.Time) Option {
 // WithScheme sets the endpoint's signature_scheme (default SchemeHeraldV1).
 func WithScheme(s Scheme) Option {
 	return func(c *config) {
-		if s != SchemeHeraldV1 && s != SchemeStandardWebhooks {
-			c.err = errors.New(`heraldwebhooks: scheme must be "herald-v1" or "standard-webhooks"`)
+		if s != SchemeHeraldV1 && s != SchemeStandardWebhooks && s != SchemeStandardWebhooksEd25519 {
+			c.err = errors.New(`heraldwebhooks: scheme must be "herald-v1", "standard-webhooks" or "standard-webhooks-ed25519"`)
 		}
 		c.scheme = s
+	}
+}
+
+// WithPublicKeys gives the endpoint's public key (its public_key, whpk_ + base64 of 32 bytes; the
+// prefix optional), or several while rotating. Required by SchemeStandardWebhooksEd25519, which takes
+// no secrets; the other schemes do not use it.
+func WithPublicKeys(keys ...string) Option {
+	return func(c *config) {
+		for _, k := range keys {
+			raw, err := base64.StdEncoding.Strict().DecodeString(strings.TrimPrefix(k, "whpk_"))
+			if err != nil || len(raw) != ed25519.PublicKeySize {
+				c.err = errors.New("heraldwebhooks: a public key must be whpk_ followed by the base64 of 32 bytes")
+				return
+			}
+			c.publicKeys = append(c.publicKeys, ed25519.PublicKey(raw))
+		}
 	}
 }
 
@@ -155,6 +179,12 @@ func newConfig(secrets []string, opts []Option) (*config, error) {
 	}
 	if c.err != nil {
 		return nil, c.err
+	}
+	if c.scheme == SchemeStandardWebhooksEd25519 {
+		if len(c.publicKeys) == 0 {
+			return nil, errors.New("heraldwebhooks: standard-webhooks-ed25519 needs WithPublicKeys")
+		}
+		return c, nil
 	}
 	if len(secrets) == 0 {
 		return nil, errors.New("heraldwebhooks: no secrets given")
@@ -188,7 +218,8 @@ func standardKey(secret string) ([]byte, error) {
 }
 
 // Verify checks a delivery from its raw body, its headers and the endpoint secret(s) (whsec_...,
-// exactly as handed out; several while rotating) and returns the envelope. A failed check returns
+// exactly as handed out; several while rotating; nil for SchemeStandardWebhooksEd25519, which
+// verifies with WithPublicKeys) and returns the envelope. A failed check returns
 // an error wrapping one of the sentinels; bad arguments return an error wrapping none of them.
 func Verify(body []byte, header http.Header, secrets []string, opts ...Option) (*Envelope, error) {
 	c, err := newConfig(secrets, opts)
@@ -200,7 +231,7 @@ func Verify(body []byte, header http.Header, secrets []string, opts ...Option) (
 
 func (c *config) verify(body []byte, header http.Header, _ []string) (*Envelope, error) {
 	timestampName, signatureName := TimestampHeader, SignatureHeader
-	if c.scheme == SchemeStandardWebhooks {
+	if c.scheme != SchemeHeraldV1 {
 		timestampName, signatureName = StandardTimestampHeader, StandardSignatureHeader
 	}
 	timestamps := headerValues(header, timestampName)
@@ -231,7 +262,7 @@ func (c *config) verify(body []byte, header http.Header, _ []string) (*Envelope,
 	var received [][]byte
 	var prefix string
 	var err error
-	if c.scheme == SchemeStandardWebhooks {
+	if c.scheme != SchemeHeraldV1 {
 		ids := headerValues(header, StandardIDHeader)
 		if len(ids) > 1 {
 			return nil, fmt.Errorf("%w: %s appears more than once", ErrMalformedHeader, StandardIDHeader)
@@ -246,7 +277,11 @@ func (c *config) verify(body []byte, header http.Header, _ []string) (*Envelope,
 		if strings.ContainsAny(id, " \t\r\n,") {
 			return nil, fmt.Errorf("%w: %s is not one id", ErrMalformedHeader, StandardIDHeader)
 		}
-		received, err = standardEntries(headerValues(header, signatureName))
+		version := "v1"
+		if c.scheme == SchemeStandardWebhooksEd25519 {
+			version = "v1a"
+		}
+		received, err = standardEntries(headerValues(header, signatureName), version)
 		prefix = id + "." + timestamp + "."
 	} else {
 		received, err = signatureEntries(headerValues(header, signatureName))
@@ -256,6 +291,21 @@ func (c *config) verify(body []byte, header http.Header, _ []string) (*Envelope,
 		return nil, err
 	}
 	matched := 0
+	if c.scheme == SchemeStandardWebhooksEd25519 {
+		message := append([]byte(prefix), body...)
+		// A public key holds nothing to leak, so each check may answer in its own time.
+		for _, key := range c.publicKeys {
+			for _, r := range received {
+				if ed25519.Verify(key, message, r) {
+					matched++
+				}
+			}
+		}
+		if matched == 0 {
+			return nil, fmt.Errorf("%w: no signature matches the body under the given public keys", ErrSignatureMismatch)
+		}
+		return parseEnvelope(body)
+	}
 	for _, key := range c.keys {
 		mac := hmac.New(sha256.New, key)
 		mac.Write([]byte(prefix))
@@ -274,9 +324,9 @@ func (c *config) verify(body []byte, header http.Header, _ []string) (*Envelope,
 	return parseEnvelope(body)
 }
 
-// standardEntries returns the v1 signatures of webhook-signature; entries of another version (v1a,
-// later ones) are skipped, as the specification asks.
-func standardEntries(values []string) ([][]byte, error) {
+// standardEntries returns the signatures of one version of webhook-signature (v1: HMAC, v1a:
+// Ed25519); entries of another version are skipped, as the specification asks.
+func standardEntries(values []string, version string) ([][]byte, error) {
 	if len(values) > 1 {
 		return nil, fmt.Errorf("%w: %s appears more than once", ErrMalformedHeader, StandardSignatureHeader)
 	}
@@ -289,18 +339,22 @@ func standardEntries(values []string) ([][]byte, error) {
 	}
 	var out [][]byte
 	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == ' ' || r == '\t' }) {
-		version, sig, ok := strings.Cut(f, ",")
-		if !ok || version == "" {
+		v, sig, ok := strings.Cut(f, ",")
+		if !ok || v == "" {
 			return nil, fmt.Errorf("%w: %s holds an entry that is not <version>,<signature>",
 				ErrMalformedHeader, StandardSignatureHeader)
 		}
-		if version != "v1" {
+		if v != version {
 			continue
 		}
+		size := sha256.Size
+		if version == "v1a" {
+			size = ed25519.SignatureSize
+		}
 		raw, err := base64.StdEncoding.Strict().DecodeString(sig)
-		if err != nil || len(raw) != sha256.Size || len(sig) != 44 {
-			return nil, fmt.Errorf("%w: %s holds a v1 entry that is not base64 of 32 bytes",
-				ErrMalformedHeader, StandardSignatureHeader)
+		if err != nil || len(raw) != size || len(sig) != base64.StdEncoding.EncodedLen(size) {
+			return nil, fmt.Errorf("%w: %s holds a %s entry that is not base64 of %d bytes",
+				ErrMalformedHeader, StandardSignatureHeader, version, size)
 		}
 		out = append(out, raw)
 	}

@@ -1,6 +1,7 @@
 package heraldwebhooks
 
 import (
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -36,6 +37,7 @@ type vector struct {
 	BodyBase64 string                 `json:"body_base64"`
 	Headers    map[string]headerValue `json:"headers"`
 	Secrets    []string               `json:"secrets"`
+	PublicKeys []string               `json:"public_keys"`
 	Now        int64                  `json:"now"`
 	Tolerance  int64                  `json:"tolerance"`
 	Expect     string                 `json:"expect"`
@@ -95,6 +97,7 @@ func (v vector) options() []Option {
 		WithTolerance(time.Duration(v.Tolerance) * time.Second),
 		WithNow(func() time.Time { return time.Unix(v.Now, 0) }),
 		WithScheme(v.Scheme),
+		WithPublicKeys(v.PublicKeys...),
 	}
 }
 
@@ -202,6 +205,52 @@ func TestStandardWebhooksScheme(t *testing.T) {
 	}
 	if _, err := Verify(body, h, v.Secrets); !errors.Is(err, ErrMissingTimestamp) {
 		t.Fatalf("checked as herald-v1: %v", err)
+	}
+}
+
+func TestStandardWebhooksEd25519Scheme(t *testing.T) {
+	v := findVector(t, "ed25519_valid")
+	if v.Scheme != SchemeStandardWebhooksEd25519 || len(v.Secrets) != 0 || len(v.PublicKeys) != 1 {
+		t.Fatalf("vector %+v", v)
+	}
+	// A fresh delivery signed here with a key pair of our own: the public key alone verifies it.
+	public, private, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := v.body(t)
+	ts := time.Now().Unix()
+	message := append([]byte(fmt.Sprintf("%s.%d.", v.EnvelopeID, ts)), body...)
+	h := http.Header{}
+	h.Set(StandardIDHeader, v.EnvelopeID)
+	h.Set(StandardTimestampHeader, strconv.FormatInt(ts, 10))
+	h.Set(StandardSignatureHeader, "v1a,"+base64.StdEncoding.EncodeToString(ed25519.Sign(private, message)))
+	whpk := "whpk_" + base64.StdEncoding.EncodeToString(public)
+	ed := WithScheme(SchemeStandardWebhooksEd25519)
+	if env, err := Verify(body, h, nil, ed, WithPublicKeys(whpk)); err != nil || env.ID != v.EnvelopeID {
+		t.Fatalf("fresh v1a delivery: %v", err)
+	}
+	if _, err := Verify(body, h, nil, ed, WithPublicKeys(v.PublicKeys...)); !errors.Is(err, ErrSignatureMismatch) {
+		t.Fatalf("another public key: %v", err)
+	}
+	// The middleware takes no secrets under this scheme.
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	req := httptest.NewRequest(http.MethodPost, "/hooks", strings.NewReader(string(body)))
+	req.Header = h
+	rec := httptest.NewRecorder()
+	Middleware(nil, next, ed, WithPublicKeys(whpk)).ServeHTTP(rec, req)
+	if rec.Code != http.StatusNoContent {
+		t.Fatalf("middleware: %d %s", rec.Code, rec.Body.String())
+	}
+	for name, opts := range map[string][]Option{
+		"no public key":       {ed},
+		"a secret, not a key": {ed, WithPublicKeys("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM")},
+		"key of 31 bytes":     {ed, WithPublicKeys("whpk_" + base64.StdEncoding.EncodeToString(public[:31]))},
+		"key not base64":      {ed, WithPublicKeys("whpk_not base64!")},
+	} {
+		if _, err := Verify(body, h, nil, opts...); err == nil || ErrorCode(err) != "" {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
 

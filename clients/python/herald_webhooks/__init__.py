@@ -1,6 +1,7 @@
 """Verify Herald webhook deliveries on the receiving side.
 
-Standard library only. The shared vectors in ``clients/test-vectors.json`` pin the behaviour to the
+Standard library only, except Ed25519 (``standard-webhooks-ed25519``), which needs the
+``cryptography`` package (``pip install "herald-webhooks[ed25519]"``). The shared vectors in ``clients/test-vectors.json`` pin the behaviour to the
 TypeScript and Go libraries: same checks, same order, same error codes.
 """
 
@@ -22,6 +23,7 @@ __all__ = [
     "ID_HEADER",
     "SIGNATURE_HEADER",
     "STANDARD_WEBHOOKS",
+    "STANDARD_WEBHOOKS_ED25519",
     "TIMESTAMP_HEADER",
     "InvalidPayloadError",
     "MalformedHeaderError",
@@ -49,9 +51,15 @@ HERALD_V1 = "herald-v1"
 #: Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature, ``v1,`` + base64 HMAC of
 #: "<id>.<timestamp>.<body>" keyed with the base64-decoded part after ``whsec_``.
 STANDARD_WEBHOOKS = "standard-webhooks"
+#: Standard Webhooks with asymmetric signatures: the same headers, ``v1a,`` + base64 Ed25519 signature
+#: of "<id>.<timestamp>.<body>", verified with the endpoint's public key (``whpk_...``).
+STANDARD_WEBHOOKS_ED25519 = "standard-webhooks-ed25519"
+_SCHEMES = (HERALD_V1, STANDARD_WEBHOOKS, STANDARD_WEBHOOKS_ED25519)
 
 _SW_ENTRY = re.compile(r"([^,\s]+),(\S*)")
 _SW_V1 = re.compile(r"[A-Za-z0-9+/]{43}=")
+_SW_V1A = re.compile(r"[A-Za-z0-9+/]{86}==")
+_PUBLIC_KEY = re.compile(r"[A-Za-z0-9+/]{43}=")
 _SW_ID = re.compile(r"[^\s,]+")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
@@ -88,7 +96,7 @@ class MalformedHeaderError(WebhookVerificationError):
 
 
 class SignatureMismatchError(WebhookVerificationError):
-    """No signature in the header matches the body under any of the given secrets."""
+    """No signature in the header matches the body under any of the given secrets (or public keys)."""
 
     code = "signature_mismatch"
 
@@ -102,10 +110,11 @@ class InvalidPayloadError(WebhookVerificationError):
 def verify(
     body: bytes,
     headers: Mapping[str, Any],
-    secrets: Union[str, Sequence[str]],
+    secrets: Union[str, Sequence[str], None] = None,
     tolerance: float = DEFAULT_TOLERANCE,
     now: Optional[float] = None,
     scheme: str = HERALD_V1,
+    public_keys: Union[str, Sequence[str], None] = None,
 ) -> Dict[str, Any]:
     """Verify a delivery and return its envelope as a dict.
 
@@ -113,15 +122,19 @@ def verify(
     header names (matched case-insensitively) to values; ``items()`` may yield a name more than
     once, as multi-dicts do. ``secrets`` is the endpoint secret (``whsec_...`` as handed out) or
     several while rotating. ``tolerance`` is in seconds; ``now`` is unix seconds (default
-    ``time.time()``). ``scheme`` is the endpoint's ``signature_scheme``: ``HERALD_V1`` (default) or
-    ``STANDARD_WEBHOOKS``.
+    ``time.time()``). ``scheme`` is the endpoint's ``signature_scheme``: ``HERALD_V1`` (default),
+    ``STANDARD_WEBHOOKS`` or ``STANDARD_WEBHOOKS_ED25519``. The last verifies with ``public_keys``
+    (the endpoint's ``public_key``, ``whpk_...``, or several while rotating) instead of ``secrets``,
+    and needs the ``cryptography`` package.
 
     Raises a ``WebhookVerificationError`` subclass when the delivery fails a check, ``TypeError``
     or ``ValueError`` when the arguments themselves are wrong.
     """
-    if scheme not in (HERALD_V1, STANDARD_WEBHOOKS):
-        raise ValueError('scheme must be "herald-v1" or "standard-webhooks"')
-    secret_list = _secret_list(secrets)
+    if scheme not in _SCHEMES:
+        raise ValueError("scheme must be one of " + ", ".join(f'"{x}"' for x in _SCHEMES))
+    asymmetric = scheme == STANDARD_WEBHOOKS_ED25519
+    secret_list = [] if asymmetric else _key_list(secrets, "secrets", "secret")
+    verifiers = [_ed25519_public_key(k) for k in _key_list(public_keys, "public_keys", "public key")] if asymmetric else []
     keys = [_standard_key(s) for s in secret_list] if scheme == STANDARD_WEBHOOKS else [
         s.encode("utf-8") for s in secret_list
     ]
@@ -133,7 +146,7 @@ def verify(
     if not isinstance(body, (bytes, bytearray, memoryview)):
         raise TypeError("body must be the raw request body as bytes, not decoded text or parsed JSON")
     raw = bytes(body)
-    if scheme == STANDARD_WEBHOOKS:
+    if scheme != HERALD_V1:
         timestamp_name, signature_name = "webhook-timestamp", "webhook-signature"
     else:
         timestamp_name, signature_name = TIMESTAMP_HEADER, SIGNATURE_HEADER
@@ -151,7 +164,7 @@ def verify(
             f"{timestamp_name} is more than {tolerance} seconds away from the current time"
         )
 
-    if scheme == STANDARD_WEBHOOKS:
+    if scheme != HERALD_V1:
         ids = _header_values(headers, "webhook-id")
         if len(ids) > 1:
             raise MalformedHeaderError("webhook-id appears more than once")
@@ -160,19 +173,25 @@ def verify(
             raise MalformedHeaderError("webhook-id is missing")
         if not _SW_ID.fullmatch(msg_id):
             raise MalformedHeaderError("webhook-id is not one id")
-        received = _standard_entries(_header_values(headers, signature_name))
+        received = _standard_entries(_header_values(headers, signature_name), "v1a" if asymmetric else "v1")
         message = f"{msg_id}.{timestamp}.".encode("utf-8") + raw
     else:
         received = _signature_entries(_header_values(headers, signature_name))
         message = timestamp.encode("ascii") + b"." + raw
     matched = False
+    # A public key holds nothing to leak, so each check may answer in its own time.
+    for verifier in verifiers:
+        for entry in received:
+            matched = verifier(entry, message) or matched
     for key in keys:
         expected = hmac.new(key, message, hashlib.sha256).digest()
         # Every comparison runs, so timing reveals neither which secret nor which entry matched.
         for entry in received:
             matched = hmac.compare_digest(expected, entry) or matched
     if not matched:
-        raise SignatureMismatchError("no signature matches the body under the given secrets")
+        raise SignatureMismatchError(
+            f"no signature matches the body under the given {'public keys' if asymmetric else 'secrets'}"
+        )
 
     return _parse_envelope(raw)
 
@@ -191,8 +210,34 @@ def _standard_key(secret: str) -> bytes:
     return key
 
 
-def _standard_entries(values: List[str]) -> List[bytes]:
-    """The v1 signatures of webhook-signature; entries of another version (v1a, later ones) are skipped."""
+def _ed25519_public_key(public_key: str) -> Any:
+    """A check of Ed25519 signatures under a ``whpk_...`` key (base64 of the 32 raw bytes; the prefix optional)."""
+    if not isinstance(public_key, str):
+        raise TypeError("every public key must be a non-empty str")
+    encoded = public_key[len("whpk_"):] if public_key.startswith("whpk_") else public_key
+    if not _PUBLIC_KEY.fullmatch(encoded):
+        raise ValueError("a public key must be whpk_ followed by the base64 of 32 bytes")
+    try:
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            'standard-webhooks-ed25519 needs the cryptography package: pip install "herald-webhooks[ed25519]"'
+        ) from error
+    key = Ed25519PublicKey.from_public_bytes(base64.b64decode(encoded))
+
+    def check(signature: bytes, message: bytes) -> bool:
+        try:
+            key.verify(signature, message)
+            return True
+        except InvalidSignature:
+            return False
+
+    return check
+
+
+def _standard_entries(values: List[str], version: str = "v1") -> List[bytes]:
+    """The signatures of one version (v1: HMAC, v1a: Ed25519) in webhook-signature; other versions are skipped."""
     if len(values) > 1:
         raise MalformedHeaderError("webhook-signature appears more than once")
     text = values[0].strip(_OWS) if values else ""
@@ -203,21 +248,22 @@ def _standard_entries(values: List[str]) -> List[bytes]:
         m = _SW_ENTRY.fullmatch(entry)
         if not m:
             raise MalformedHeaderError("webhook-signature holds an entry that is not <version>,<signature>")
-        if m.group(1) != "v1":
+        if m.group(1) != version:
             continue
-        if not _SW_V1.fullmatch(m.group(2)):
-            raise MalformedHeaderError("webhook-signature holds a v1 entry that is not base64 of 32 bytes")
+        if not (_SW_V1 if version == "v1" else _SW_V1A).fullmatch(m.group(2)):
+            size = 32 if version == "v1" else 64
+            raise MalformedHeaderError(f"webhook-signature holds a {version} entry that is not base64 of {size} bytes")
         entries.append(base64.b64decode(m.group(2)))
     return entries
 
 
-def _secret_list(secrets: Union[str, Sequence[str]]) -> List[str]:
-    items = [secrets] if isinstance(secrets, str) else list(secrets)
+def _key_list(keys: Union[str, Sequence[str], None], option: str, what: str) -> List[str]:
+    items = [] if keys is None else [keys] if isinstance(keys, str) else list(keys)
     if not items:
-        raise ValueError("secrets must name at least one secret")
-    for secret in items:
-        if not isinstance(secret, str) or secret == "":
-            raise TypeError("every secret must be a non-empty str")
+        raise ValueError(f"{option} must name at least one {what}")
+    for key in items:
+        if not isinstance(key, str) or key == "":
+            raise TypeError(f"every {what} must be a non-empty str")
     return items
 
 

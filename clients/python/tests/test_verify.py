@@ -73,10 +73,11 @@ def header_variants(headers: Dict[str, Any]) -> Dict[str, Mapping[str, Any]]:
 def test_vectors_are_loaded() -> None:
     assert len(VECTORS) > 50
     assert {v["expect"] for v in VECTORS} == {"ok", *ERRORS}
-    assert {v["scheme"] for v in VECTORS} == {hw.HERALD_V1, hw.STANDARD_WEBHOOKS}
-    sw = [v for v in VECTORS if v["scheme"] == hw.STANDARD_WEBHOOKS]
-    assert len(sw) > 25
-    assert {v["expect"] for v in sw} == {"ok", *ERRORS}
+    assert {v["scheme"] for v in VECTORS} == {hw.HERALD_V1, hw.STANDARD_WEBHOOKS, hw.STANDARD_WEBHOOKS_ED25519}
+    for scheme in (hw.STANDARD_WEBHOOKS, hw.STANDARD_WEBHOOKS_ED25519):
+        vectors = [v for v in VECTORS if v["scheme"] == scheme]
+        assert len(vectors) > 25
+        assert {v["expect"] for v in vectors} == {"ok", *ERRORS}
 
 
 def _comparable_with_standard_libraries(v: Dict[str, Any]) -> bool:
@@ -149,6 +150,7 @@ def test_vector(vector: Dict[str, Any]) -> None:
             tolerance=vector["tolerance"],
             now=vector["now"],
             scheme=vector["scheme"],
+            public_keys=vector.get("public_keys"),
         )
         if vector["expect"] == "ok":
             envelope = call()
@@ -229,6 +231,31 @@ def test_bad_arguments_are_programming_errors(kwargs: Dict[str, Any], error: typ
     with pytest.raises(error) as caught:
         verify(**args)
     assert not isinstance(caught.value, WebhookVerificationError)
+
+
+ED25519_VALID = BY_NAME["ed25519_valid"]
+
+
+def test_ed25519_verifies_with_the_public_key_alone() -> None:
+    public_key = ED25519_VALID["public_keys"][0]
+    assert public_key.startswith("whpk_")
+    args: Dict[str, Any] = {"now": ED25519_VALID["now"], "scheme": hw.STANDARD_WEBHOOKS_ED25519}
+    envelope = verify(BODY, ED25519_VALID["headers"], public_keys=public_key, **args)
+    assert envelope["id"] == VALID["envelope_id"]
+    other = BY_NAME["ed25519_rotation_header_old_key_matches"]["public_keys"][0]
+    with pytest.raises(SignatureMismatchError):
+        verify(BODY, ED25519_VALID["headers"], public_keys=[other], **args)
+    # No key, a secret instead of a key, or a key that is not 32 bytes: programming errors.
+    for kwargs, error in (
+        ({}, ValueError),
+        ({"secrets": SECRET}, ValueError),
+        ({"public_keys": SECRET}, ValueError),
+        ({"public_keys": "whpk_AAAA"}, ValueError),
+        ({"public_keys": [b"whpk_x"]}, TypeError),
+    ):
+        with pytest.raises(error) as caught:
+            verify(BODY, ED25519_VALID["headers"], **kwargs, **args)
+        assert not isinstance(caught.value, WebhookVerificationError)
 
 
 def test_public_names() -> None:

@@ -8,6 +8,7 @@ import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
 import { classifyFailure } from "./classify.ts";
 import { DeadlineQueue } from "./deadlines.ts";
 import { createGuardedLookup, type Resolve, systemResolve } from "./guarded-lookup.ts";
+import { nodeEd25519 } from "./node-ed25519.ts";
 import { nodeHmac } from "./node-hmac.ts";
 import {
   BodyPrefix,
@@ -97,7 +98,7 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
     const start = performance.now();
     const t = target(req.url);
     if (t.refused) return Promise.resolve(failureOutcome(t.refused, elapsed(start)));
-    const headers = deliveryHeaderFields(req, options.userAgent, signedHeaders(req, nodeHmac));
+    const headers = deliveryHeaderFields(req, options.userAgent, signedHeaders(req, nodeHmac, nodeEd25519));
     return new Promise((done) => {
       const exchange = new Exchange(start, done);
       exchange.deadline = deadlines.watch(() => exchange.timeout());

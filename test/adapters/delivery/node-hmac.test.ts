@@ -1,15 +1,22 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { nodeEd25519 } from "../../../src/adapters/delivery/node-ed25519.ts";
 import { nodeHmac } from "../../../src/adapters/delivery/node-hmac.ts";
-import { SIGNATURE_SCHEMES, signedHeaders } from "../../../src/domain/signature-scheme.ts";
+import { keyKind, SIGNATURE_SCHEMES, signedHeaders } from "../../../src/domain/signature-scheme.ts";
 import { newEndpointSecret, signatureHeader } from "../../../src/domain/signing.ts";
+import { newEd25519Secret } from "../../../src/domain/standard-webhooks-ed25519.ts";
 
-describe("node:crypto HMAC behind the schemes' one signing function", () => {
+const newSecret = (scheme: (typeof SIGNATURE_SCHEMES)[number]) =>
+  keyKind(scheme) === "ed25519"
+    ? newEd25519Secret(new Uint8Array(randomBytes(32)))
+    : newEndpointSecret(new Uint8Array(randomBytes(32)));
+
+describe("node:crypto HMAC and Ed25519 behind the schemes' one signing function", () => {
   it("gives exactly the Web Crypto headers under every scheme, for one and two secrets and any body", async () => {
     for (const scheme of SIGNATURE_SCHEMES) {
       for (let i = 0; i < 100; i++) {
-        const secrets = [newEndpointSecret(new Uint8Array(randomBytes(32)))];
-        if (i % 2) secrets.push(newEndpointSecret(new Uint8Array(randomBytes(32))));
+        const secrets = [newSecret(scheme)];
+        if (i % 2) secrets.push(newSecret(scheme));
         const body = JSON.stringify({ i, text: randomBytes(i * 3).toString("latin1"), emoji: "✉️🚀" });
         const input = {
           scheme,
@@ -18,7 +25,7 @@ describe("node:crypto HMAC behind the schemes' one signing function", () => {
           body,
           secrets,
         };
-        const fast = signedHeaders(input, nodeHmac);
+        const fast = signedHeaders(input, nodeHmac, nodeEd25519);
         // Synchronous: the undici sender signs without a promise on its hot path.
         expect(Array.isArray(fast)).toBe(true);
         expect(fast).toEqual(await signedHeaders(input));
@@ -35,7 +42,7 @@ describe("node:crypto HMAC behind the schemes' one signing function", () => {
       body: "{}",
       secrets,
     };
-    expect(signedHeaders(input, nodeHmac)[2]).toEqual([
+    expect(signedHeaders(input, nodeHmac, nodeEd25519)[2]).toEqual([
       "X-Webhook-Signature",
       await signatureHeader(secrets, input.timestamp, input.body),
     ]);

@@ -1,3 +1,4 @@
+import { asymmetricSignatureCases } from "./suite/asymmetric-signatures.ts";
 import { authCases } from "./suite/auth.ts";
 import { type ApiTarget, suiteContext } from "./suite/context.ts";
 import { controlCases } from "./suite/controls.ts";
@@ -23,6 +24,7 @@ export function apiSuite(makeTarget: () => Promise<ApiTarget>): void {
   const s = suiteContext(makeTarget);
   webhookCases(s);
   webhookControlCases(s);
+  asymmetricSignatureCases(s);
   controlCases(s);
   eventCases(s);
   eventBatchCases(s);

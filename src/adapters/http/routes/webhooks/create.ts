@@ -3,7 +3,7 @@ import type { HttpApp, HttpDeps } from "../../env.ts";
 import { AUTHENTICATED_ERRORS, BEARER_AUTH, BODY_ERRORS, errorResponses } from "../../errors.ts";
 import { jsonBody } from "../../middleware/json-body.ts";
 import { withIssuePrefix } from "../../problem.ts";
-import { presentWebhook, rateLimitOf } from "./present.ts";
+import { presentOneWebhook, rateLimitOf } from "./present.ts";
 import { CreateWebhookSchema, WebhookWithSecretSchema } from "./schema.ts";
 
 export const route = createRoute({
@@ -13,7 +13,7 @@ export const route = createRoute({
   tags: ["Webhooks"],
   summary: "Register an endpoint",
   description:
-    "Registers an HTTPS endpoint for the listed event types, with optional custom headers and a signature scheme. The secret is shown only in this answer; custom header values are never shown (masked).",
+    "Registers an HTTPS endpoint for the listed event types, with optional custom headers and a signature scheme. The secret is shown only in this answer (for `standard-webhooks-ed25519`, `secret` and `public_key` are the public key; the private key is never shown); custom header values are never shown (masked).",
   security: BEARER_AUTH,
   middleware: jsonBody,
   request: {
@@ -36,6 +36,6 @@ export function register(app: HttpApp, deps: HttpDeps): void {
       .create(c.var.scope, { ...body, signatureScheme: signature_scheme, rateLimit: rateLimitOf(rate_limit) })
       .catch((e: unknown) => Promise.reject(withIssuePrefix(e, "body")));
     c.header("Location", `/api/v1/webhooks/${endpoint.id}`);
-    return c.json({ ...presentWebhook(endpoint), secret }, 201);
+    return c.json({ ...(await presentOneWebhook(deps.endpoints, endpoint)), secret }, 201);
   });
 }

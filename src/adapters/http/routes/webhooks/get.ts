@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { HttpApp, HttpDeps } from "../../env.ts";
 import { AUTHENTICATED_ERRORS, BEARER_AUTH, errorResponses } from "../../errors.ts";
-import { presentWebhook } from "./present.ts";
+import { presentOneWebhook } from "./present.ts";
 import { WebhookIdParams, WebhookSchema } from "./schema.ts";
 
 export const route = createRoute({
@@ -24,7 +24,6 @@ export const route = createRoute({
 export function register(app: HttpApp, deps: HttpDeps): void {
   app.openapi(route, async (c) => {
     const endpoint = await deps.endpoints.get(c.var.scope, c.req.valid("param").id);
-    const held = (await deps.endpoints.held([endpoint])).get(endpoint.id);
-    return c.json(presentWebhook(endpoint, held), 200);
+    return c.json(await presentOneWebhook(deps.endpoints, endpoint), 200);
   });
 }

@@ -2,7 +2,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { decodeCursor, encodeCursor } from "../../cursor.ts";
 import type { HttpApp, HttpDeps } from "../../env.ts";
 import { AUTHENTICATED_ERRORS, BEARER_AUTH, errorResponses } from "../../errors.ts";
-import { presentWebhook } from "./present.ts";
+import { presentWebhooks } from "./present.ts";
 import { ListWebhooksQuery, WebhookListSchema } from "./schema.ts";
 
 export const route = createRoute({
@@ -31,10 +31,9 @@ export function register(app: HttpApp, deps: HttpDeps): void {
       { enabled: q.enabled === undefined ? undefined : q.enabled === "true", event: q.event },
       { limit: q.limit, cursor: decodeCursor(q.cursor) },
     );
-    const held = await deps.endpoints.held(page.data);
     return c.json(
       {
-        data: page.data.map((e) => presentWebhook(e, held.get(e.id))),
+        data: await presentWebhooks(deps.endpoints, page.data),
         next_cursor: page.next ? encodeCursor(page.next) : null,
       },
       200,

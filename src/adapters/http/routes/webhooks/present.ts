@@ -1,3 +1,4 @@
+import type { EndpointUseCases } from "../../../../app/endpoints.ts";
 import { maskedHeaders } from "../../../../domain/custom-headers.ts";
 import type { Endpoint } from "../../../../domain/endpoint.ts";
 import type { RateLimit } from "../../../../domain/rate-limit.ts";
@@ -5,10 +6,10 @@ import { isoMillis, isoSeconds } from "../../../../domain/time.ts";
 import type { WebhookJson } from "./schema.ts";
 
 /**
- * The public JSON of an endpoint: never its secrets, never its custom header values (masked).
- * `held`: what its ordering holds back.
+ * The public JSON of an endpoint: never its secrets or private key, never its custom header values
+ * (masked). `held`: what its ordering holds back; `publicKey`: an Ed25519 endpoint's `whpk_…` key.
  */
-export function presentWebhook(e: Endpoint, held = 0): WebhookJson {
+export function presentWebhook(e: Endpoint, held = 0, publicKey: string | null = null): WebhookJson {
   return {
     id: e.id,
     url: e.url,
@@ -19,12 +20,28 @@ export function presentWebhook(e: Endpoint, held = 0): WebhookJson {
     updated_at: isoMillis(e.updatedAt),
     disabled_reason: e.disabledReason,
     signature_scheme: e.signatureScheme,
+    public_key: publicKey,
     headers: maskedHeaders(e.headers),
     filter: e.filter,
     rate_limit: rateLimitJson(e.rateLimit),
     ordering: e.ordering,
     held,
   };
+}
+
+/** The public JSON of endpoints, with what their ordering holds back and their public keys. */
+export async function presentWebhooks(
+  endpoints: EndpointUseCases,
+  list: readonly Endpoint[],
+): Promise<WebhookJson[]> {
+  const [held, keys] = await Promise.all([endpoints.held(list), endpoints.publicKeys(list)]);
+  return list.map((e) => presentWebhook(e, held.get(e.id), keys.get(e.id) ?? null));
+}
+
+/** The public JSON of one endpoint (see presentWebhooks). */
+export async function presentOneWebhook(endpoints: EndpointUseCases, e: Endpoint): Promise<WebhookJson> {
+  const [json] = await presentWebhooks(endpoints, [e]);
+  return json!;
 }
 
 /** `{per_second: n}` or `{per_minute: n}`; null for none. */

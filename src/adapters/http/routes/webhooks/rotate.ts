@@ -2,7 +2,7 @@ import { createRoute } from "@hono/zod-openapi";
 import type { HttpApp, HttpDeps } from "../../env.ts";
 import { AUTHENTICATED_ERRORS, BEARER_AUTH, BODY_ERRORS, errorResponses } from "../../errors.ts";
 import { jsonBody } from "../../middleware/json-body.ts";
-import { presentWebhook } from "./present.ts";
+import { presentOneWebhook } from "./present.ts";
 import { RotateSecretSchema, WebhookIdParams, WebhookWithSecretSchema } from "./schema.ts";
 
 export const route = createRoute({
@@ -12,7 +12,7 @@ export const route = createRoute({
   tags: ["Webhooks"],
   summary: "Rotate the signing secret",
   description:
-    "Issues a new secret. During the grace period every delivery carries two signatures: the new one, then the old.",
+    "Issues a new secret (for a `standard-webhooks-ed25519` endpoint, a new key pair: the answer's `public_key` is the new one). During the grace period every delivery carries two signatures: the new one, then the old.",
   security: BEARER_AUTH,
   middleware: jsonBody,
   request: {
@@ -21,7 +21,7 @@ export const route = createRoute({
   },
   responses: {
     200: {
-      description: "The endpoint, with its new secret.",
+      description: "The endpoint, with its new secret (HMAC schemes) or public key.",
       content: { "application/json": { schema: WebhookWithSecretSchema } },
     },
     ...errorResponses(...AUTHENTICATED_ERRORS, ...BODY_ERRORS, 404),
@@ -37,7 +37,6 @@ export function register(app: HttpApp, deps: HttpDeps): void {
       c.req.valid("param").id,
       grace_period_seconds,
     );
-    const held = (await deps.endpoints.held([endpoint])).get(endpoint.id);
-    return c.json({ ...presentWebhook(endpoint, held), secret }, 200);
+    return c.json({ ...(await presentOneWebhook(deps.endpoints, endpoint)), secret }, 200);
   });
 }

@@ -78,7 +78,7 @@ const changeHeaders = refuseProtoKey(z.record(z.string(), headerValue.nullable()
 
 const signatureScheme = z.enum(SIGNATURE_SCHEMES).openapi({
   description:
-    "How deliveries are signed. `herald-v1`: X-Webhook-Id, X-Webhook-Timestamp and X-Webhook-Signature (`v1=` + hex HMAC-SHA256 of `<timestamp>.<body>`, keyed with the whole `whsec_` string). `standard-webhooks`: webhook-id, webhook-timestamp and webhook-signature (`v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, keyed with the base64-decoded part after `whsec_`), as the Standard Webhooks specification defines them. Same secret, two signatures during a rotation grace period, in either scheme.",
+    "How deliveries are signed. `herald-v1`: X-Webhook-Id, X-Webhook-Timestamp and X-Webhook-Signature (`v1=` + hex HMAC-SHA256 of `<timestamp>.<body>`, keyed with the whole `whsec_` string). `standard-webhooks`: webhook-id, webhook-timestamp and webhook-signature (`v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, keyed with the base64-decoded part after `whsec_`), as the Standard Webhooks specification defines them. Same secret for both. `standard-webhooks-ed25519`: the same headers with `v1a,` + base64 Ed25519 signature of `<id>.<timestamp>.<body>` (the specification's asymmetric signature); receivers verify with the endpoint's `public_key` and hold no secret. Two signatures during a rotation grace period, in every scheme. Switching between an HMAC scheme and `standard-webhooks-ed25519` issues a key of the new kind and drops the old ones at once.",
 });
 
 /** A payload filter: checked by the use case (operators, limits, data fields), so only its shape here. */
@@ -187,6 +187,11 @@ export const WebhookSchema = z
     updated_at: timestamp("Last change."),
     disabled_reason: z.enum(DISABLED_REASONS).nullable(),
     signature_scheme: z.enum(SIGNATURE_SCHEMES).openapi({ description: "How deliveries are signed." }),
+    public_key: z.string().nullable().openapi({
+      example: "whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=",
+      description:
+        "For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.",
+    }),
     headers: z.record(z.string(), z.literal(HEADER_VALUE_MASK)).openapi({
       example: { Authorization: HEADER_VALUE_MASK },
       description: `The custom headers sent with every delivery, each value shown as ${HEADER_VALUE_MASK}.`,
@@ -200,18 +205,32 @@ export const WebhookSchema = z
     }),
   })
   .openapi("Webhook", {
-    description: "A registered endpoint. The secret is never shown again; custom header values never at all.",
+    description:
+      "A registered endpoint. The secret is never shown again; an Ed25519 private key and custom header values never at all.",
   });
+
+const issuedSecret = z.string().openapi({
+  example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=",
+  description:
+    "What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.",
+});
 
 export const WebhookWithSecretSchema = z
   .object({
     ...WebhookSchema.shape,
-    secret: z.string().openapi({
-      example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=",
-      description: "Shown only now: whsec_ + base64 of 32 random bytes.",
-    }),
+    secret: issuedSecret,
   })
   .openapi("WebhookWithSecret");
+
+export const ChangedWebhookSchema = z
+  .object({
+    ...WebhookSchema.shape,
+    secret: issuedSecret.optional(),
+  })
+  .openapi("ChangedWebhook", {
+    description:
+      "The endpoint as it now is; with `secret` when the change issued a key (a switch between an HMAC scheme and `standard-webhooks-ed25519`).",
+  });
 
 export const WebhookListSchema = listOf(WebhookSchema, "WebhookList");
 

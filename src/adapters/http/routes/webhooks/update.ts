@@ -3,8 +3,8 @@ import type { HttpApp, HttpDeps } from "../../env.ts";
 import { AUTHENTICATED_ERRORS, BEARER_AUTH, BODY_ERRORS, errorResponses } from "../../errors.ts";
 import { jsonBody } from "../../middleware/json-body.ts";
 import { withIssuePrefix } from "../../problem.ts";
-import { presentWebhook, rateLimitOf } from "./present.ts";
-import { UpdateWebhookSchema, WebhookIdParams, WebhookSchema } from "./schema.ts";
+import { presentOneWebhook, rateLimitOf } from "./present.ts";
+import { ChangedWebhookSchema, UpdateWebhookSchema, WebhookIdParams } from "./schema.ts";
 
 export const route = createRoute({
   method: "patch",
@@ -13,7 +13,7 @@ export const route = createRoute({
   tags: ["Webhooks"],
   summary: "Change an endpoint",
   description:
-    "Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`). `headers` is merged: a value sets a header, null removes one, headers not named stay. `filter` replaces the payload filter; `filter: null` removes it.",
+    "Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`). `headers` is merged: a value sets a header, null removes one, headers not named stay. `filter` replaces the payload filter; `filter: null` removes it. Switching `signature_scheme` between an HMAC scheme (`herald-v1`, `standard-webhooks`) and `standard-webhooks-ed25519` issues a key of the new kind at once and drops the old keys (no grace period): the answer's `secret` is the new secret, or the new public key.",
   security: BEARER_AUTH,
   middleware: jsonBody,
   request: {
@@ -22,8 +22,9 @@ export const route = createRoute({
   },
   responses: {
     200: {
-      description: "The endpoint as it now is.",
-      content: { "application/json": { schema: WebhookSchema } },
+      description:
+        "The endpoint as it now is; with `secret` when the change issued a key (a switch between an HMAC scheme and `standard-webhooks-ed25519`).",
+      content: { "application/json": { schema: ChangedWebhookSchema } },
     },
     ...errorResponses(...AUTHENTICATED_ERRORS, ...BODY_ERRORS, 404),
   },
@@ -32,14 +33,15 @@ export const route = createRoute({
 export function register(app: HttpApp, deps: HttpDeps): void {
   app.openapi(route, async (c) => {
     const { signature_scheme, rate_limit, ...change } = c.req.valid("json");
-    const endpoint = await deps.endpoints
-      .update(c.var.scope, c.req.valid("param").id, {
+    const { endpoint, secret } = await deps.endpoints
+      .change(c.var.scope, c.req.valid("param").id, {
         ...change,
         signatureScheme: signature_scheme,
         rateLimit: rateLimitOf(rate_limit),
       })
       .catch((e: unknown) => Promise.reject(withIssuePrefix(e, "body")));
-    const held = (await deps.endpoints.held([endpoint])).get(endpoint.id);
-    return c.json(presentWebhook(endpoint, held), 200);
+    const json = await presentOneWebhook(deps.endpoints, endpoint);
+    // A switch between key kinds issued a key: a new secret is shown now, once.
+    return c.json(secret === null ? json : { ...json, secret }, 200);
   });
 }

@@ -47,6 +47,7 @@ export const WEBHOOK_KEYS = [
   "held",
   "id",
   "ordering",
+  "public_key",
   "rate_limit",
   "signature_scheme",
   "updated_at",

@@ -109,7 +109,7 @@ export function webhookControlCases(s: Suite): void {
       });
       const issues = expectInvalid(res, ["body.headers.X-Number", "body.signature_scheme"]);
       expect(issues.find((i) => i.path === "body.signature_scheme")!.message).toBe(
-        'signature_scheme must be one of "herald-v1", "standard-webhooks"',
+        'signature_scheme must be one of "herald-v1", "standard-webhooks", "standard-webhooks-ed25519"',
       );
       // Types first (the schema), then the header rules (the domain): each with its path.
       const rules = await send("POST", "/api/v1/webhooks", {
