@@ -65,7 +65,8 @@ export function apiErrorMessage(e: HeraldApiError, baseUrl: string): string {
   return line;
 }
 
-function unreachableMessage(baseUrl: string, e: unknown): string {
+/** One line for a server that could not be reached. */
+export function unreachableMessage(baseUrl: string, e: unknown): string {
   const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
   const reason =
     typeof cause?.code === "string"

@@ -13,6 +13,7 @@ import {
   positionals,
   usageError,
 } from "./command.ts";
+import { sendEventsFile } from "./events-file.ts";
 import { answer, indentedJson, printFields, timeWithAge } from "./format.ts";
 import type { Io } from "./io.ts";
 
@@ -103,20 +104,24 @@ function printEvent(io: Io, e: HeraldEvent, extra: [string, unknown][] = []): vo
 
 const sendEvent: Command = {
   name: "events send",
-  usage: "<type> [--data JSON] [--resource-id UUID] [--occurred-at TIME] [--idempotency-key KEY] [--json]",
-  summary: "Publish an event with realistic sample data to every subscribed endpoint.",
+  usage:
+    "<type> [--data JSON] [--resource-id UUID] [--occurred-at TIME] [--idempotency-key KEY] [--json] | --file FILE.jsonl [--json]",
+  summary:
+    "Publish an event with realistic sample data, or every event of a file, to every subscribed endpoint.",
   details:
-    "The sample data fits the type (a message or a domain with a random id); --data overrides its fields (a shallow merge). --resource-id also becomes data.message_id or data.domain_id unless --data sets it. With --idempotency-key the sample's id is derived from the key, so repeating the command is answered as a replay.",
+    'The sample data fits the type (a message or a domain with a random id); --data overrides its fields (a shallow merge). --resource-id also becomes data.message_id or data.domain_id unless --data sets it. With --idempotency-key the sample\'s id is derived from the key, so repeating the command is answered as a replay. With --file, each line of the file is one event as POST /api/v1/events takes it, plus an optional idempotency_key ({"type": "message.sent", "data": {...}, "idempotency_key": "..."}); they are sent in batches of up to 100 (POST /api/v1/events/batch), each failed line is printed with its number, then one summary line; the exit code is 1 when any line failed.',
   options: [
     ["--data JSON", "Fields to set in data, as a JSON object, or @file.json"],
     ["--resource-id UUID", "The message or domain id"],
     ["--occurred-at TIME", "When it happened (ISO 8601; default now)"],
     ["--idempotency-key KEY", "A repeat within 24 h returns the first answer without a second fan-out"],
+    ["--file FILE.jsonl", "Publish every event of a JSON Lines file (one event object per line) instead"],
     JSON_OPTION,
   ],
   examples: [
     "npx herald events send message.delivered",
     `npx herald events send message.bounced --data '{"recipient":"bob@example.com","channel":"email"}'`,
+    "npx herald events send --file events.jsonl",
   ],
   api: true,
   async run(args, io, deps) {
@@ -125,7 +130,17 @@ const sendEvent: Command = {
       "resource-id": { type: "string" },
       "occurred-at": { type: "string" },
       "idempotency-key": { type: "string" },
+      file: { type: "string" },
     });
+    if (values.file !== undefined) {
+      positionals(this, rest, []);
+      const single = (["data", "resource-id", "occurred-at", "idempotency-key"] as const).find(
+        (o) => values[o] !== undefined,
+      );
+      if (single)
+        throw usageError(this, `--${single} is for one event; with --file, put it in the file's lines`);
+      return sendEventsFile(this, values.file, values.json, io, deps);
+    }
     const [typeText] = positionals(this, rest, ["<type>"]);
     const type = eventType(this, typeText!);
     const overrides = dataOverrides(this, values.data);

@@ -1,8 +1,13 @@
-import { describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import type { PublishedEvent, WebhookWithSecret } from "../../clients/typescript/client.ts";
 import { unwrap } from "../../clients/typescript/client.ts";
+import type { MemoryEvents } from "../../src/adapters/memory/events.ts";
+import type { LineResult } from "../../src/cli/events-file.ts";
 import { EVENT_TYPES, resourceIdField } from "../../src/domain/event-catalog.ts";
-import { cliHarness, receiverUrl } from "./helpers.ts";
+import { type CliHarness, cliHarness, receiverUrl } from "./helpers.ts";
 
 describe("herald events", () => {
   it("send publishes valid sample data for every type of the catalog", async () => {
@@ -151,5 +156,176 @@ describe("herald events", () => {
     expect(run.out).toHaveLength(EVENT_TYPES.length);
     expect(run.out[0]).toMatch(/^message\.accepted +The provider took the message\.$/);
     expect((await cli.run(["events", "types", "--json"])).json()).toEqual([...EVENT_TYPES]);
+  });
+});
+
+/** How many events the harness's memory store holds. */
+const storedEvents = (cli: CliHarness) => (cli.api.repos.events as MemoryEvents).rows.size;
+
+describe("herald events send --file", () => {
+  const dir = mkdtempSync(join(tmpdir(), "herald-events-file-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  let files = 0;
+  const file = (lines: string[]) => {
+    const path = join(dir, `events-${++files}.jsonl`);
+    writeFileSync(path, `${lines.join("\n")}\n`);
+    return path;
+  };
+  const event = (extra: Record<string, unknown> = {}, data: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      type: "message.sent",
+      data: {
+        message_id: crypto.randomUUID(),
+        status: "sent",
+        channel: "sms",
+        message_type: "marketing",
+        recipient: "+15550100",
+        ...data,
+      },
+      ...extra,
+    });
+
+  /** The harness's fetch, counting the batch requests and their sizes; `answer` may replace one. */
+  function countingFetch(cli: CliHarness, answer?: (n: number) => Response | null) {
+    const batches: { events: number; bytes: number }[] = [];
+    const fetch = async (request: Request) => {
+      if (new URL(request.url).pathname === "/api/v1/events/batch") {
+        const body = await request.clone().text();
+        batches.push({
+          events: (JSON.parse(body) as { events: unknown[] }).events.length,
+          bytes: body.length,
+        });
+        const replaced = answer?.(batches.length);
+        if (replaced) return replaced;
+      }
+      return cli.api.fetch(request);
+    };
+    return { batches, deps: { fetch } };
+  }
+
+  it("publishes every line in batches of 100 and prints one summary line", async () => {
+    const cli = await cliHarness();
+    const w = (
+      await cli.run(["webhooks", "create", "--url", receiverUrl(), "--events", "message.sent", "--json"])
+    ).json<WebhookWithSecret>();
+    const path = file(Array.from({ length: 250 }, () => event()));
+    const { batches, deps } = countingFetch(cli);
+    const run = await cli.run(["events", "send", "--file", path], {}, deps);
+    expect(run.err).toEqual([]);
+    expect(run.code).toBe(0);
+    expect(run.out).toEqual([`Published 250 of 250 events from ${path}.`]);
+    expect(batches.map((b) => b.events)).toEqual([100, 100, 50]);
+    const deliveries = await unwrap(
+      cli.client.GET("/api/v1/webhooks/{id}/deliveries", {
+        params: { path: { id: w.id }, query: { limit: 100 } },
+      }),
+    );
+    expect(deliveries.data).toHaveLength(100);
+    expect(deliveries.next_cursor).not.toBeNull();
+    expect(storedEvents(cli)).toBe(250);
+  });
+
+  it("prints each failed line with its number, publishes the rest, and exits 1", async () => {
+    const cli = await cliHarness();
+    const key = `order-${crypto.randomUUID()}`;
+    const path = file([
+      event(),
+      "",
+      "{not json",
+      "[1, 2]",
+      event({}, { channel: "fax" }),
+      event({ idempotency_key: key }),
+      event({ idempotency_key: key }), // the same key with another body
+      event({ colour: "blue" }),
+    ]);
+    const run = await cli.run(["events", "send", "--file", path]);
+    expect(run.code).toBe(1);
+    expect(run.out).toEqual([`Published 2 of 7 events from ${path}; 5 failed.`]);
+    expect(run.err).toHaveLength(5);
+    expect(run.err[0]).toMatch(/^line 3: not JSON \(/);
+    expect(run.err[1]).toBe('line 4: must be a JSON object like {"type": "message.sent", "data": {...}}');
+    expect(run.err[2]).toMatch(/^line 5: 422 validation_failed: .*\(data\.channel: /);
+    expect(run.err[3]).toMatch(/^line 7: 409 conflict: .*Idempotency-Key/);
+    expect(run.err[4]).toMatch(/^line 8: 422 validation_failed: .*\(colour: /);
+
+    // Again: the keyed line is a replay, the others are published anew or fail the same way.
+    const again = await cli.run(["events", "send", "--file", path, "--json"]);
+    expect(again.code).toBe(1);
+    const report = again.json<{
+      published: number;
+      replayed: number;
+      failed: number;
+      results: LineResult[];
+    }>();
+    expect(report).toMatchObject({ published: 2, replayed: 1, failed: 5 });
+    expect(report.results.map((r) => [r.line, r.status])).toEqual([
+      [1, 202],
+      [3, null],
+      [4, null],
+      [5, 422],
+      [6, 202],
+      [7, 409],
+      [8, 422],
+    ]);
+    const keyed = report.results.find((r) => r.line === 6);
+    expect(keyed).toMatchObject({ replayed: true, event: { type: "message.sent" } });
+  });
+
+  it("keeps every batch under the API's body limit when the events are large", async () => {
+    const cli = await cliHarness();
+    const path = file(Array.from({ length: 60 }, () => event({}, { metadata: { note: "x".repeat(8000) } })));
+    const { batches, deps } = countingFetch(cli);
+    const run = await cli.run(["events", "send", "--file", path], {}, deps);
+    expect(run.code).toBe(0);
+    expect(run.out).toEqual([`Published 60 of 60 events from ${path}.`]);
+    expect(batches.length).toBeGreaterThan(1);
+    for (const b of batches) expect(b.bytes).toBeLessThanOrEqual(256 * 1024);
+    expect(batches.reduce((n, b) => n + b.events, 0)).toBe(60);
+  });
+
+  it("fails the lines of a batch the API refused whole, and goes on with the next batch", async () => {
+    const cli = await cliHarness();
+    const path = file(Array.from({ length: 150 }, () => event()));
+    const limited = () =>
+      new Response(
+        JSON.stringify({
+          type: "https://herald.dev/problems/rate_limited",
+          title: "Too Many Requests",
+          status: 429,
+          detail: "This token has made more than 2000 publishing requests in a burst; retry in 1 s.",
+          code: "rate_limited",
+          request_id: "req-1",
+        }),
+        { status: 429, headers: { "Content-Type": "application/problem+json", "Retry-After": "1" } },
+      );
+    const { deps } = countingFetch(cli, (n) => (n === 1 ? limited() : null));
+    const run = await cli.run(["events", "send", "--file", path], {}, deps);
+    expect(run.code).toBe(1);
+    expect(run.out).toEqual([`Published 50 of 150 events from ${path}; 100 failed.`]);
+    expect(run.err).toHaveLength(100);
+    expect(run.err[0]).toMatch(/^line 1: 429 rate_limited: /);
+    expect(run.err[99]).toMatch(/^line 100: 429 rate_limited: /);
+    expect(storedEvents(cli)).toBe(50);
+  });
+
+  it("refuses a missing or empty file, a type beside --file, and one-event options, before sending", async () => {
+    const cli = await cliHarness();
+    const noCall = { fetch: () => Promise.reject(new Error("no call expected")) };
+    const empty = file(["", "  "]);
+    const cases: [string[], RegExp][] = [
+      [["--file", join(dir, "missing.jsonl")], /^herald: cannot read --file .*missing\.jsonl: /],
+      [["--file", empty], /holds no events \(one JSON object per line\)/],
+      [["message.sent", "--file", empty], /unexpected argument "message\.sent"/],
+      [["--file", empty, "--data", "{}"], /--data is for one event; with --file, put it in the file's lines/],
+    ];
+    for (const [args, message] of cases) {
+      const run = await cli.run(["events", "send", ...args], {}, noCall);
+      expect(run.code, args.join(" ")).toBe(2);
+      expect(run.err).toHaveLength(1);
+      expect(run.err[0]).toMatch(message);
+    }
+    const bad = await cli.run(["events", "send", "--file", file(["{nope"])], {}, noCall);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toEqual([expect.stringMatching(/^line 1: not JSON/)]);
   });
 });
