@@ -44,6 +44,7 @@ function printWebhook(io: Io, w: Webhook): void {
     ["ordering", w.ordering === "fifo" ? `fifo (${w.held} held)` : "none"],
     ["description", w.description],
     ["signature scheme", w.signature_scheme],
+    ...(w.public_key === null ? [] : [["public key", w.public_key] as [string, unknown]]),
     [
       "headers",
       Object.keys(w.headers).length ? Object.entries(w.headers).map(([n, mask]) => `${n}: ${mask}`) : null,
@@ -75,7 +76,14 @@ function filterOption(command: Command, text: string): EventFilter {
 const FILTER_HELP =
   'Deliver only events matching this MongoDB-style query over the envelope, e.g. \'{"data.channel":"email"}\' (see docs/adr/0014-payload-filters.md)';
 
-function printSecret(io: Io, secret: string): void {
+/** What a creation, rotation or change of key kind issued: a secret (shown once) or, for Ed25519, the public key. */
+function printSecret(io: Io, secret: string, w: Pick<Webhook, "public_key">): void {
+  if (w.public_key !== null) {
+    io.out(
+      `\nPublic key (receivers verify v1a signatures with it; webhooks get shows it again):\n  ${secret}\n`,
+    );
+    return;
+  }
   io.out(`\nSigning secret:\n  ${secret}\n`);
   io.out(
     "⚠ This secret will not be shown again. Store it now (e.g. HERALD_WEBHOOK_SECRET for npx herald listen).",
@@ -94,7 +102,10 @@ const create: Command = {
     ["--events TYPES", "Comma-separated event types (repeatable); see npx herald events types"],
     ["--description TEXT", "A note for people"],
     ["--header NAME=VALUE", "A header sent with every delivery, e.g. an API key (repeatable)"],
-    ["--signature-scheme SCHEME", "herald-v1 (default) or standard-webhooks"],
+    [
+      "--signature-scheme SCHEME",
+      "herald-v1 (default), standard-webhooks, or standard-webhooks-ed25519 (Ed25519: prints the public key instead of a secret)",
+    ],
     ["--filter JSON", FILTER_HELP],
     ["--rate-limit N/s|N/m", "At most N deliveries per second (5/s) or per minute (300/m); more wait"],
     ["--ordering fifo", "Deliver events in the order they were accepted, one at a time (default none)"],
@@ -146,7 +157,7 @@ const create: Command = {
     return answer(io, values.json, data, () => {
       io.out(`Created endpoint ${data.id}\n`);
       printWebhook(io, data);
-      printSecret(io, data.secret);
+      printSecret(io, data.secret, data);
     });
   },
 };
@@ -263,7 +274,10 @@ const update: Command = {
     ["--description TEXT", 'A new description ("" clears it)'],
     ["--header NAME=VALUE", "Set a custom header, replacing one of that name; others stay (repeatable)"],
     ["--remove-header NAME", "Stop sending a custom header (repeatable)"],
-    ["--signature-scheme SCHEME", "herald-v1 or standard-webhooks"],
+    [
+      "--signature-scheme SCHEME",
+      "herald-v1, standard-webhooks or standard-webhooks-ed25519 (between HMAC and Ed25519: issues a new key, printed)",
+    ],
     ["--filter JSON", "Replace the payload filter (a JSON object); --filter null removes it"],
     ["--rate-limit N/s|N/m|none", "A new rate limit (5/s, 300/m), or none to remove it"],
     ["--ordering fifo|none", "fifo: one at a time, in acceptance order; none: no order"],
@@ -331,6 +345,8 @@ const update: Command = {
     return answer(io, values.json, data, () => {
       io.out(`Updated endpoint ${data.id}\n`);
       printWebhook(io, data);
+      // A switch between an HMAC scheme and standard-webhooks-ed25519 issued a key.
+      if (data.secret !== undefined) printSecret(io, data.secret, data);
     });
   },
 };
@@ -365,7 +381,7 @@ const rotate: Command = {
           ? `The previous secret keeps signing too until ${readableTime(new Date(Date.now() + grace * 1000).toISOString())} UTC.`
           : "The previous secret no longer signs.",
       );
-      printSecret(io, data.secret);
+      printSecret(io, data.secret, data);
     });
   },
 };

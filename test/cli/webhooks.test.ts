@@ -516,6 +516,39 @@ describe("herald webhooks", () => {
     expect(bad.code).toBe(2);
   });
 
+  it("--signature-scheme standard-webhooks-ed25519 prints the public key, never a private key; update across kinds prints the new key", async () => {
+    const cli = await cliHarness();
+    const PUBLIC = /whpk_[A-Za-z0-9+/]{43}=/;
+    const run = await cli.run([
+      "webhooks",
+      "create",
+      "--url",
+      receiverUrl(),
+      "--events",
+      "message.delivered",
+      "--signature-scheme",
+      "standard-webhooks-ed25519",
+    ]);
+    expect(run.code).toBe(0);
+    const { data } = await unwrap(cli.client.GET("/api/v1/webhooks"));
+    const w = data[0]!;
+    expect(w.public_key).toMatch(PUBLIC);
+    expect(run.stdout).toMatch(new RegExp(`^public key +${w.public_key!.replace(/[+/]/g, "\\$&")}$`, "m"));
+    expect(run.stdout).toContain("Public key (receivers verify v1a signatures with it");
+    expect(run.stdout).not.toMatch(/whsk_|whsec_|Signing secret/);
+    const got = await cli.run(["webhooks", "get", w.id]);
+    expect(got.stdout).toContain(w.public_key!);
+    const rotated = await cli.run(["webhooks", "rotate", w.id, "--grace", "1h"]);
+    const [next] = rotated.stdout.match(PUBLIC) ?? [];
+    expect(next).toBe((await getWebhook(cli, w.id)).public_key);
+    expect(next).not.toBe(w.public_key);
+    expect(rotated.stdout).not.toMatch(/whsk_/);
+    const back = await cli.run(["webhooks", "update", w.id, "--signature-scheme", "standard-webhooks"]);
+    expect(back.code).toBe(0);
+    expect(back.stdout.match(new RegExp(SECRET, "g"))).toHaveLength(1);
+    expect(back.stdout).not.toMatch(/public key/);
+  });
+
   it("enable re-enables a disabled endpoint", async () => {
     const cli = await cliHarness();
     const w = await created(cli);
