@@ -62,6 +62,7 @@ export async function serveEmbedded(
   const host = options.host ?? "127.0.0.1";
   const maxConnections = options.maxConnections ?? 100;
   const clients = new Set<Client>();
+  const refused = new Set<Socket>();
   const jobs: Job[] = [];
   /** The client whose batch or transaction is open in the backend; only its jobs may run. */
   let owner: Client | null = null;
@@ -193,7 +194,14 @@ export async function serveEmbedded(
 
   const server: Server = createServer({ noDelay: true }, (socket) => {
     if (clients.size >= maxConnections) {
+      // Told why, then let go: a client that keeps its end open after the error (postgres.js does) would
+      // otherwise hold the socket, and close(), forever.
+      refused.add(socket);
+      socket.on("close", () => refused.delete(socket));
+      socket.on("error", () => socket.destroy());
+      socket.resume();
       socket.end(errorResponse("53300", "sorry, too many clients already"));
+      setTimeout(() => socket.destroy(), 1_000).unref();
       return;
     }
     const client: Client = {
@@ -226,6 +234,7 @@ export async function serveEmbedded(
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const client of clients) client.socket.destroy();
+      for (const socket of refused) socket.destroy();
       await closed;
       // Each client's 'close' queues its clean-up: wait until all have left and the backend is idle.
       await new Promise<void>((resolve) => {

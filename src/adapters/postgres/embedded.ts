@@ -97,7 +97,7 @@ export async function runningEmbeddedPostgresUrl(dataDir: string): Promise<strin
       url?: unknown;
     };
     if (typeof state.url !== "string" || typeof state.pid !== "number") return null;
-    return alive({ pid: state.pid, started: state.started ?? null }) ? state.url : null;
+    return alive({ pid: state.pid, started: state.started ?? null }, resolve(dataDir)) ? state.url : null;
   } catch {
     return null;
   }
@@ -150,8 +150,9 @@ function startTime(pid: number): string | null {
   }
 }
 
-function alive(holder: Holder): boolean {
-  if (holder.pid === process.pid) return false; // this process holds nothing it has not recorded in heldHere
+/** Whether the holder is a running process; this process counts only for a directory it holds. */
+function alive(holder: Holder, dir: string): boolean {
+  if (holder.pid === process.pid) return heldHere.has(dir);
   try {
     process.kill(holder.pid, 0);
   } catch (e) {
@@ -192,7 +193,7 @@ async function lock(dir: string): Promise<void> {
         if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
       }
       const holder = await readHolder(path);
-      if (holder && alive(holder)) throw new EmbeddedPostgresInUseError(dir, holder.pid);
+      if (holder && alive(holder, dir)) throw new EmbeddedPostgresInUseError(dir, holder.pid);
       const aside = `${mine}.stale`;
       try {
         await rename(path, aside);
@@ -200,7 +201,7 @@ async function lock(dir: string): Promise<void> {
         continue; // someone else moved it first: try to take it again
       }
       const moved = await readHolder(aside);
-      if (moved && alive(moved)) {
+      if (moved && alive(moved, dir)) {
         await link(aside, path).catch(() => {});
         await unlink(aside).catch(() => {});
         throw new EmbeddedPostgresInUseError(dir, moved.pid);
