@@ -241,7 +241,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a batch of events
-         * @description Publishes 1 to 100 events in one request, each exactly as `POST /events` would (validated, stored durably, fanned out), with its own optional `idempotency_key`. The events are written together, in as few writes as the database allows. The answer is 200 with one result per event, in order: `{status: 202, event, replayed}` for an event stored (or replayed), `{status, problem}` with the problem `POST /events` would have answered for one that was not. One bad event does not fail the others; a batch whose body is not `{events: [...]}` with 1 to 100 items is refused whole (422). The batch spends one request of the publishing rate limit.
+         * @description Publishes 1 to 100 events in one request, each exactly as `POST /events` would (validated, stored durably, fanned out), with its own optional `idempotency_key`. The events are written together, in as few writes as the database allows. The answer is 200 with one result per event, in order: `{status: 202, event, replayed}` for an event stored (or replayed), `{status, problem}` with the problem `POST /events` would have answered for one that was not. One bad event does not fail the others; a batch whose body is not `{events: [...]}` with 1 to 100 items is refused whole (422), and so is an `Idempotency-Key` header (each event takes its own `idempotency_key`). The batch spends one request of the publishing rate limit.
          */
         post: operations["publishEvents"];
         delete?: never;

@@ -1,7 +1,7 @@
 import { createRoute, type z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { PublishOutcome } from "../../../../app/events.ts";
-import { DomainError } from "../../../../domain/errors.ts";
+import { DomainError, invalid } from "../../../../domain/errors.ts";
 import type { AppEnv, HttpApp, HttpDeps } from "../../env.ts";
 import { AUTHENTICATED_ERRORS, BEARER_AUTH, BODY_ERRORS, errorResponses } from "../../errors.ts";
 import { jsonBody } from "../../middleware/json-body.ts";
@@ -22,7 +22,7 @@ export const route = createRoute({
   tags: ["Events"],
   summary: "Publish a batch of events",
   description:
-    "Publishes 1 to 100 events in one request, each exactly as `POST /events` would (validated, stored durably, fanned out), with its own optional `idempotency_key`. The events are written together, in as few writes as the database allows. The answer is 200 with one result per event, in order: `{status: 202, event, replayed}` for an event stored (or replayed), `{status, problem}` with the problem `POST /events` would have answered for one that was not. One bad event does not fail the others; a batch whose body is not `{events: [...]}` with 1 to 100 items is refused whole (422). The batch spends one request of the publishing rate limit.",
+    "Publishes 1 to 100 events in one request, each exactly as `POST /events` would (validated, stored durably, fanned out), with its own optional `idempotency_key`. The events are written together, in as few writes as the database allows. The answer is 200 with one result per event, in order: `{status: 202, event, replayed}` for an event stored (or replayed), `{status, problem}` with the problem `POST /events` would have answered for one that was not. One bad event does not fail the others; a batch whose body is not `{events: [...]}` with 1 to 100 items is refused whole (422), and so is an `Idempotency-Key` header (each event takes its own `idempotency_key`). The batch spends one request of the publishing rate limit.",
   security: BEARER_AUTH,
   middleware: jsonBody,
   request: {
@@ -59,6 +59,16 @@ export function register(app: HttpApp, deps: HttpDeps): void {
   app.openAPIRegistry.register("PublishBatchEvent", BatchEventSchema);
   app.openapi(route, async (c) => {
     const { events } = c.req.valid("json");
+    // A key for the whole batch would promise what it cannot keep (a repeat with some events changed):
+    // refused rather than ignored, so a client that sends one learns where keys go.
+    if (c.req.header("idempotency-key") !== undefined) {
+      throw invalid([
+        {
+          path: "header.idempotency-key",
+          message: "is not taken by a batch: give each event its own idempotency_key",
+        },
+      ]);
+    }
     const at = (i: number) => `body.events.${i}`;
     const checked = events.map((item, i) => {
       const r = BatchEventSchema.safeParse(item);

@@ -203,6 +203,13 @@ export function eventBatchCases(s: Suite): void {
       expectInvalid(await post({}), ["body.events"]);
       expectInvalid(await post({ events: item() }), ["body.events"]);
       expectInvalid(await post({ events: [item()], extra: 1 }), ["body.extra"]);
+      expectInvalid(
+        await api.POST("/api/v1/events/batch", {
+          body: { events: [item()] },
+          headers: { "Idempotency-Key": "whole-batch" },
+        }),
+        ["header.idempotency-key"],
+      );
       const hundred = await batch(
         api,
         Array.from({ length: 100 }, () => item(SENT)),
