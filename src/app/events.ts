@@ -4,6 +4,7 @@ import type { Endpoint } from "../domain/endpoint.ts";
 import { buildEnvelope, type Envelope, newEventId, serializeEnvelope } from "../domain/envelope.ts";
 import { subjectsOf } from "../domain/erasure.ts";
 import { DomainError, invalid, notFound } from "../domain/errors.ts";
+import type { EventType } from "../domain/event-catalog.ts";
 import { type Clause, compileFilter, type EventFilter } from "../domain/event-filter.ts";
 import { clauseMatches } from "../domain/event-filter-match.ts";
 import { firstDeliveryId } from "../domain/ids.ts";
@@ -251,7 +252,13 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
    * Everything a publish decides before it writes: the Idempotency-Key's reservation (an earlier
    * answer is replayed), the envelope, and the endpoints it is owed to.
    */
-  async function prepare(scope: Scope, input: PublishInput, now: Date): Promise<Prepared> {
+  async function prepare(
+    scope: Scope,
+    input: PublishInput,
+    now: Date,
+    subscribers: (type: EventType) => Promise<Endpoint[]> = (type) =>
+      repos.endpoints.listSubscribed(scope, type),
+  ): Promise<Prepared> {
     let eventId = newEventId(ids.randomBytes(16));
 
     if (input.idempotencyKey !== undefined) {
@@ -297,7 +304,7 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
       occurredAt,
       resourceId: input.resourceId,
     });
-    const subscribed = await repos.endpoints.listSubscribed(scope, envelope.type);
+    const subscribed = await subscribers(envelope.type);
     // The targets are decided here, once, and stored on the event: a fan-out finished later (replay,
     // maintenance) creates exactly these, whatever the filters are by then.
     const targets = wanting(subscribed, envelope);
@@ -340,7 +347,19 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
         throw invalid([{ path: "events", message: `must hold at most ${MAX_BATCH_EVENTS} events` }]);
       }
       const now = clock.now();
-      const prepared = await Promise.allSettled(inputs.map((input) => prepare(scope, input, now)));
+      // Events of one type have the same subscribers: one read per type in the batch, not per event.
+      const read = new Map<EventType, Promise<Endpoint[]>>();
+      const subscribers = (type: EventType) => {
+        let endpoints = read.get(type);
+        if (!endpoints) {
+          endpoints = repos.endpoints.listSubscribed(scope, type);
+          read.set(type, endpoints);
+        }
+        return endpoints;
+      };
+      const prepared = await Promise.allSettled(
+        inputs.map((input) => prepare(scope, input, now, subscribers)),
+      );
       const fresh = prepared.flatMap((r, at) =>
         r.status === "fulfilled" && r.value.kind === "new" ? [{ at, p: r.value }] : [],
       );

@@ -363,7 +363,7 @@ describe("batch publish: writes per batch (in-process, memory store)", () => {
     expect(calls.deliveryInserts).toEqual([800]); // one write for every delivery of the batch
     expect(calls.eventInserts).toBe(100); // the memory store's port inserts one event per call (no round trip)
     expect(calls.reserves).toBe(50); // one per keyed event
-    expect(calls.subscribedReads).toBe(100);
+    expect(calls.subscribedReads).toBe(1); // one read of the subscribers per event type in the batch
     expect(h.signal.count).toBe(100);
     expect(repos.deliveries.rows.size).toBe(800);
     expect(repos.events.rows.size).toBe(100);
