@@ -78,6 +78,15 @@ describe("startEmbeddedPostgres", () => {
     expect(rows.map((r) => r.body)).toEqual(["kept", "also kept"]);
   });
 
+  it("makes the cluster again when a first start was cut short while copying it", async () => {
+    const dir = freshDir();
+    mkdirSync(join(dir, "pg.new", "base"), { recursive: true });
+    writeFileSync(join(dir, "pg.new", "base", "half-written"), "x");
+    const embedded = await start(dir);
+    expect((await connect(embedded)<{ v: number }[]>`SELECT 1 AS v`)[0]?.v).toBe(1);
+    expect(existsSync(join(dir, "pg.new"))).toBe(false);
+  });
+
   it("writes the state file while it runs and removes it on stop", async () => {
     const dir = freshDir();
     expect(await runningEmbeddedPostgresUrl(dir)).toBeNull();
