@@ -113,6 +113,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     metrics: render,
     logger,
     rateLimit: config.rateLimit ? { limit: config.rateLimit, clock: systemClock } : null,
+    publishRateLimit: config.publishRateLimit ? { limit: config.publishRateLimit, clock: systemClock } : null,
     version: VERSION,
     console: {
       use: consoleUse,

@@ -87,6 +87,7 @@ export async function startHerald(options: StartOptions = {}): Promise<HeraldPro
       // Tests drive one token far beyond the default 100/s; test/adapters/http/rate-limit.test.ts and
       // test/adapters/http/api/limits-process.test.ts cover the limit.
       HERALD_RATE_LIMIT: "off",
+      HERALD_PUBLISH_RATE_LIMIT: "off",
       DENO_NO_UPDATE_CHECK: "1",
       ...options.env,
     },

@@ -34,6 +34,41 @@ describe("limits in a real Herald process", () => {
     expect((await fetch(`${herald.baseUrl}/healthz`)).status).toBe(200);
   });
 
+  it("HERALD_PUBLISH_RATE_LIMIT=2/m: publishing has a budget of its own, apart from management calls", async () => {
+    await herald?.stop();
+    herald = await startHerald({
+      env: { HERALD_STORE: "memory", HERALD_RATE_LIMIT: "100/s", HERALD_PUBLISH_RATE_LIMIT: "2/m" },
+    });
+    const token = /first API token \(shown once; keep it\): (hrld_\S+)/.exec(herald.output())?.[1];
+    expect(token, herald.output()).toBeDefined();
+    const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
+    const publish = () =>
+      fetch(`${herald!.baseUrl}/api/v1/events`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          type: "domain.verified",
+          data: {
+            domain_id: "6f1c2b9e-8a44-4c1e-9a53-0d5b2f7e1a10",
+            domain: "mail.example.com",
+            status: "verified",
+          },
+        }),
+      });
+    for (let left = 1; left >= 0; left--) {
+      const ok = await publish();
+      expect(ok.status).toBe(202);
+      expect(ok.headers.get("ratelimit-policy")).toBe('"publish";q=2;w=60');
+    }
+    const limited = await publish();
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    // Management calls spend the other budget: still answered.
+    const list = await fetch(`${herald.baseUrl}/api/v1/webhooks`, { headers });
+    expect(list.status).toBe(200);
+    expect(list.headers.get("ratelimit-policy")).toBe('"per-token";q=100;w=1');
+  });
+
   it("an empty HERALD_RETRY_SCHEDULE stops the process with one line naming it and the way to turn retries off", () => {
     const run = spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "src/main/main.node.ts")], {
       cwd: ROOT,
