@@ -126,6 +126,7 @@ async function startHerald(store: Store, dbName: string, databaseUrl: string | n
         HERALD_ALLOW_PRIVATE_NETWORKS: "true",
         // The benchmark publishes through one token at thousands per second.
         HERALD_RATE_LIMIT: "off",
+        HERALD_PUBLISH_RATE_LIMIT: "off",
         HERALD_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "silent",
         // Every process of a run issues its token for the same project: endpoints made through one are
         // the subscribers of events published through any of them.
