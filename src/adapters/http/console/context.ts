@@ -50,6 +50,11 @@ const NOTICES: Record<string, string> = {
   retried: "Retry queued: the new attempt is below and will update when it has been sent.",
   tested: "Test event sent: its delivery is below.",
   retention: "Retention saved: the hourly retention job applies it.",
+  headers: "Custom headers saved: the next attempt sends them.",
+  unchanged: "Nothing to change: no header value was typed and none was ticked for removal.",
+  filter: "Filter saved: only matching events are delivered from now on.",
+  "filter-removed": "Filter removed: every event of the endpoint's types is delivered.",
+  scheme: "Signature scheme saved: the next attempt is signed with it.",
 };
 
 export function pageContext(mode: Mode, deps: HttpDeps, cd: ConsoleDeps): PageContext {

@@ -13,7 +13,14 @@ import { COOKIE, isHttps } from "./security.ts";
  * and the first GET that shows it clears it; a reload or the back button then finds nothing. Its
  * cookie's path is that one page, so no other request carries it.
  */
-export type Flash = { kind: "secret"; endpointId: string; secret: string; rotated: boolean };
+export type Flash = {
+  kind: "secret";
+  endpointId: string;
+  /** What the receiver verifies with: a `whsec_` secret, or an Ed25519 endpoint's `whpk_` public key. */
+  secret: string;
+  /** What issued it: the endpoint's creation, a rotation, or a switch of scheme to another kind of key. */
+  why: "created" | "rotated" | "switched";
+};
 
 export const FLASH_COOKIE: Record<Mode, string> = {
   console: "herald_console_flash",

@@ -154,6 +154,8 @@ export async function makeConsoleHarness(options: { frameAncestors?: string[]; l
   return {
     app,
     repos,
+    /** Opens what the store holds sealed (secrets, header values), to check what a form wrote. */
+    cipher: deps.cipher,
     /** Every JSON log line the app wrote. */
     logLines,
     request,

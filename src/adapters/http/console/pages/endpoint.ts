@@ -4,12 +4,28 @@ import type { Endpoint, Ordering } from "../../../../domain/endpoint.ts";
 import { DomainError, notFound } from "../../../../domain/errors.ts";
 import { EVENT_TYPES, type EventType, isEventType } from "../../../../domain/event-catalog.ts";
 import { rateLimitText } from "../../../../domain/rate-limit.ts";
+import {
+  DEFAULT_SIGNATURE_SCHEME,
+  SIGNATURE_SCHEMES,
+  type SignatureScheme,
+} from "../../../../domain/signature-scheme.ts";
 import { isoMillis } from "../../../../domain/time.ts";
 import { problemFromError, statusOf } from "../../problem.ts";
-import { type PageRoutes, param } from "../context.ts";
+import { type C, type PageContext, type PageRoutes, param } from "../context.ts";
 import { setFlash, takeFlash } from "../flash.ts";
 import { eventTypes, field, fields, parseMoment, parseOrderingField, parseRateLimitField } from "../forms.ts";
 import { csrfField, type Html, time } from "../view.ts";
+import {
+  draftOf,
+  type FilterDraft,
+  type FilterTestView,
+  filterSection,
+  filterTestPath,
+  parseFilterText,
+  runFilterTest,
+} from "./endpoint-filter.ts";
+import { headerChangeOf, headersSection } from "./endpoint-headers.ts";
+import { SCHEME_WORDS, schemeChangeOf, schemeHeaders, schemeSection } from "./endpoint-scheme.ts";
 import { messagePage } from "./message.ts";
 
 function eventChoices(selected: readonly string[]): Html {
@@ -37,8 +53,16 @@ function orderingSelect(value: Ordering): Html {
 export function newEndpointPage(
   base: string,
   csrf: string,
-  values?: { url?: string; description?: string; events?: string[]; rateLimit?: string; ordering?: Ordering },
+  values?: {
+    url?: string;
+    description?: string;
+    events?: string[];
+    rateLimit?: string;
+    ordering?: Ordering;
+    signatureScheme?: SignatureScheme;
+  },
 ): Html {
+  const scheme = values?.signatureScheme ?? DEFAULT_SIGNATURE_SCHEME;
   return html`<h1>New endpoint</h1>
 <form method="post" action="${base}/endpoints" class="stack">
 ${csrfField(csrf)}
@@ -48,22 +72,70 @@ ${csrfField(csrf)}
 <input id="description" name="description" type="text" maxlength="1024" value="${values?.description ?? ""}" />
 ${rateLimitInput(values?.rateLimit ?? "")}
 ${orderingSelect(values?.ordering ?? "none")}
+<label for="signature_scheme">Signature scheme</label>
+<select id="signature_scheme" name="signature_scheme" aria-describedby="scheme-help">${Object.entries(
+    SCHEME_WORDS,
+  ).map(([s]) => html`<option value="${s}"${s === scheme ? html` selected` : ""}>${s}</option>`)}</select>
+<p id="scheme-help" class="muted small">${Object.entries(SCHEME_WORDS).map(([s, words]) => html`<code>${s}</code>: ${words}. `)}Custom headers and a payload filter are set on the endpoint's page once it exists.</p>
 ${eventChoices(values?.events ?? [])}
 <button type="submit">Create endpoint</button>
 </form>`;
 }
 
-/** The signing secret, shown once, after a creation or a rotation. */
-export function secretPage(base: string, e: Endpoint, secret: string, rotated: boolean): Html {
-  return html`<h1>${rotated ? "New signing secret" : "Endpoint created"}</h1>
-<p>${rotated ? "The secret was rotated." : html`Herald will send ${e.events.join(", ")} to <strong>${e.url}</strong>.`}
-Copy the signing secret now: <strong>it is shown only this once</strong>. Your receiver uses it to verify the <code>${e.signatureScheme === "standard-webhooks" ? "webhook-signature" : "X-Webhook-Signature"}</code> header.</p>
+const SECRET_TITLES = {
+  created: "Endpoint created",
+  rotated: "New signing secret",
+  switched: "Scheme changed",
+};
+
+/**
+ * What the receiver verifies with, just issued (creation, rotation, a switch to another kind of
+ * key): an HMAC secret, shown only this once; or an Ed25519 endpoint's public key, which is no secret
+ * and stays on the endpoint's page.
+ */
+export function secretPage(
+  base: string,
+  e: Endpoint,
+  secret: string,
+  why: "created" | "rotated" | "switched",
+): Html {
+  const publicKey = secret.startsWith("whpk_");
+  const title = publicKey && why === "rotated" ? "New key pair" : SECRET_TITLES[why];
+  const header = html`<code>${schemeHeaders(e.signatureScheme).split(", ")[2]}</code>`;
+  const what =
+    why === "created"
+      ? html`Herald will send ${e.events.join(", ")} to <strong>${e.url}</strong>, signed with <code>${e.signatureScheme}</code>.`
+      : why === "rotated"
+        ? publicKey
+          ? "A new key pair was made."
+          : "The secret was rotated."
+        : html`Deliveries are now signed with <code>${e.signatureScheme}</code>; the previous ${publicKey ? "secret" : "key"} no longer signs.`;
+  if (publicKey) {
+    return html`<h1>${title}</h1>
+<p>${what} Your receiver verifies the ${header} header's <code>v1a</code> signatures with this <strong>public key</strong>. It is not secret, and the endpoint's page shows it at any time; Herald keeps the private key and never shows it.</p>
+<div class="secret"><code id="secret">${secret}</code> <button type="button" data-copy="secret">Copy</button></div>
+<p><a class="button" href="${base}/endpoints/${e.id}">Continue to the endpoint</a></p>`;
+  }
+  return html`<h1>${title}</h1>
+<p>${what}
+Copy the signing secret now: <strong>it is shown only this once</strong>. Your receiver uses it to verify the ${header} header.</p>
 <div class="secret"><code id="secret">${secret}</code> <button type="button" data-copy="secret">Copy</button></div>
 <p><a class="button" href="${base}/endpoints/${e.id}">Continue to the endpoint</a></p>`;
 }
 
-/** `held`: the deliveries its ordering holds back (ADR 16). */
-export function endpointPage(base: string, csrf: string, e: Endpoint, held = 0): Html {
+/** What the endpoint page shows beside the endpoint itself. */
+export interface EndpointView {
+  /** The deliveries its ordering holds back (ADR 16). */
+  held: number;
+  /** An Ed25519 endpoint's public key; null for the HMAC schemes. */
+  publicKey: string | null;
+  /** The filter form as typed, when the page answers a test or a failed save. */
+  filterDraft?: FilterDraft | null;
+  filterTest?: FilterTestView | null;
+}
+
+export function endpointPage(base: string, csrf: string, e: Endpoint, view: EndpointView): Html {
+  const { held } = view;
   const action = (path: string) => `${base}/endpoints/${e.id}/${path}`;
   const types = e.events as readonly EventType[];
   return html`<div class="head"><h1>Endpoint</h1><a class="button secondary" href="${base}/deliveries?webhook_id=${e.id}">Deliveries</a></div>
@@ -71,7 +143,8 @@ export function endpointPage(base: string, csrf: string, e: Endpoint, held = 0):
 <dt>URL</dt><dd><code>${e.url}</code></dd>
 <dt>Id</dt><dd><code>${e.id}</code></dd>
 <dt>State</dt><dd>${e.enabled ? "enabled" : html`<strong>disabled</strong> (${e.disabledReason ?? "manual"})`}</dd>
-<dt>Signature scheme</dt><dd><code>${e.signatureScheme}</code> <span class="muted small">(${e.signatureScheme === "standard-webhooks" ? "webhook-id, webhook-timestamp, webhook-signature" : "X-Webhook-Id, X-Webhook-Timestamp, X-Webhook-Signature"})</span></dd>
+<dt>Signature scheme</dt><dd><code>${e.signatureScheme}</code> <span class="muted small">(${schemeHeaders(e.signatureScheme)})</span></dd>
+${view.publicKey ? html`<dt>Public key</dt><dd><code id="public-key">${view.publicKey}</code> <button type="button" class="secondary" data-copy="public-key">Copy</button><br /><span class="muted small">Receivers verify the <code>v1a</code> signatures with it; it is not secret.</span></dd>` : ""}
 <dt>Custom headers</dt><dd>${
     e.headers.length === 0
       ? "none"
@@ -81,7 +154,7 @@ export function endpointPage(base: string, csrf: string, e: Endpoint, held = 0):
 <dt>Filter</dt><dd>${
     e.filter === null
       ? "none: every event of its types"
-      : html`<pre class="code" id="filter" tabindex="0" aria-label="Filter">${JSON.stringify(e.filter, null, 2)}</pre><span class="muted small">Only matching events are delivered. Change it with <code>PATCH /api/v1/webhooks/${e.id}</code> or <code>npx herald webhooks update ${e.id} --filter '…'</code>; try it with <code>webhooks filter-test</code>.</span>`
+      : html`<pre class="code" id="filter" tabindex="0" aria-label="Filter">${JSON.stringify(e.filter, null, 2)}</pre><span class="muted small">Only matching events are delivered. Change or test it below.</span>`
   }</dd>
 <dt>Rate limit</dt><dd>${e.rateLimit ? rateLimitText(e.rateLimit) : "none"}</dd>
 <dt>Ordering</dt><dd>${e.ordering === "fifo" ? html`FIFO, <strong>${held}</strong> held behind the head` : "none"}</dd>
@@ -103,6 +176,12 @@ ${rateLimitInput(e.rateLimit ? rateLimitText(e.rateLimit) : "")}
 ${orderingSelect(e.ordering)}
 ${eventChoices(e.events)}
 <button type="submit">Save settings</button></form></section>
+
+${headersSection(action("headers"), csrf, e)}
+
+${filterSection(action, csrf, e, view.filterDraft ?? null, view.filterTest ?? null)}
+
+${schemeSection(action("scheme"), csrf, e)}
 
 <section aria-labelledby="h-test"><h2 id="h-test">Send a test event</h2>
 <form method="post" action="${action("test")}" class="row">${csrfField(csrf)}
@@ -150,6 +229,7 @@ export const endpointRoutes: PageRoutes = (r, p) => {
           events: fields(f, "events"),
           rateLimit: field(f, "rate_limit"),
           ordering: field(f, "ordering") === "fifo" ? ("fifo" as const) : ("none" as const),
+          signatureScheme: SIGNATURE_SCHEMES.find((s) => s === field(f, "signature_scheme")),
         };
         try {
           const { endpoint, secret } = await deps.endpoints.create(c.var.session.scope, {
@@ -158,6 +238,7 @@ export const endpointRoutes: PageRoutes = (r, p) => {
             description: values.description || null,
             rateLimit: parseRateLimitField(values.rateLimit),
             ordering: values.ordering,
+            signatureScheme: values.signatureScheme,
           });
           // Post/Redirect/Get: a reload shows the secret page again, never posts the form again.
           const shown = `/endpoints/${endpoint.id}/secret`;
@@ -165,7 +246,7 @@ export const endpointRoutes: PageRoutes = (r, p) => {
             kind: "secret",
             endpointId: endpoint.id,
             secret,
-            rotated: false,
+            why: "created",
           });
           return p.redirect(c, shown);
         } catch (e) {
@@ -200,8 +281,8 @@ export const endpointRoutes: PageRoutes = (r, p) => {
       if (flash) {
         return p.render(
           c,
-          p.frame(c, flash.rotated ? "New secret" : "Endpoint created"),
-          secretPage(base, e, flash.secret, flash.rotated),
+          p.frame(c, SECRET_TITLES[flash.why] ?? "New secret"),
+          secretPage(base, e, flash.secret, flash.why),
         );
       }
       return p.render(
@@ -245,10 +326,23 @@ export const endpointRoutes: PageRoutes = (r, p) => {
 
   r.get(
     "/endpoints/:id",
+    p.guarded(async (c) => showEndpoint(c, p, await p.endpointOf(c, param(c, "id")))),
+  );
+
+  // A filter tried from the endpoint page (the answer to its Test button): the page with the verdict.
+  r.get(
+    "/endpoints/:id/filter-test",
     p.guarded(async (c) => {
       const e = await p.endpointOf(c, param(c, "id"));
-      const held = (await deps.endpoints.held([e])).get(e.id);
-      return p.render(c, p.frame(c, e.url), endpointPage(base, c.var.session.csrfToken, e, held));
+      const draft = draftOf(c);
+      try {
+        return await showEndpoint(c, p, e, {
+          filterDraft: draft,
+          filterTest: await runFilterTest(c, p, e, draft),
+        });
+      } catch (err) {
+        return formFailed(c, p, e, err, { filterDraft: draft });
+      }
     }),
   );
 
@@ -269,6 +363,45 @@ export const endpointRoutes: PageRoutes = (r, p) => {
             ordering: f.ordering === undefined ? undefined : parseOrderingField(field(f, "ordering")),
           });
           return p.redirect(c, `/endpoints/${e.id}?notice=saved`);
+        case "headers":
+          try {
+            const headers = headerChangeOf(f);
+            if (headers) await deps.endpoints.update(scope, e.id, { headers });
+            return p.redirect(c, `/endpoints/${e.id}?notice=${headers ? "headers" : "unchanged"}`);
+          } catch (err) {
+            return formFailed(c, p, e, err);
+          }
+        case "filter": {
+          const draft = { text: field(f, "filter"), type: field(f, "type"), eventId: field(f, "event_id") };
+          try {
+            const filter = parseFilterText(draft.text);
+            await deps.endpoints.update(scope, e.id, { filter });
+            return p.redirect(c, `/endpoints/${e.id}?notice=${filter ? "filter" : "filter-removed"}`);
+          } catch (err) {
+            return formFailed(c, p, e, err, { filterDraft: draft });
+          }
+        }
+        case "filter-test":
+          return p.redirect(c, filterTestPath(e.id, f));
+        case "scheme":
+          try {
+            const scheme = schemeChangeOf(f, e);
+            const { endpoint, secret } = await deps.endpoints.change(scope, e.id, {
+              signatureScheme: scheme,
+            });
+            if (secret === null) return p.redirect(c, `/endpoints/${e.id}?notice=scheme`);
+            // A switch to another kind of key issued one: shown once, as after a rotation.
+            const shown = `/endpoints/${endpoint.id}/secret`;
+            await setFlash(c, p.mode, base + shown, {
+              kind: "secret",
+              endpointId: endpoint.id,
+              secret,
+              why: "switched",
+            });
+            return p.redirect(c, shown);
+          } catch (err) {
+            return formFailed(c, p, e, err);
+          }
         case "enable":
           await deps.endpoints.enable(scope, e.id);
           return p.redirect(c, `/endpoints/${e.id}?notice=enabled`);
@@ -296,7 +429,7 @@ export const endpointRoutes: PageRoutes = (r, p) => {
             kind: "secret",
             endpointId: endpoint.id,
             secret,
-            rotated: true,
+            why: "rotated",
           });
           return p.redirect(c, shown);
         }
@@ -328,3 +461,40 @@ export const endpointRoutes: PageRoutes = (r, p) => {
     }),
   );
 };
+
+/** The endpoint page, with what it shows beside the endpoint; a form's error above it when given. */
+async function showEndpoint(
+  c: C,
+  p: PageContext,
+  e: Endpoint,
+  extra: Partial<EndpointView> = {},
+  error?: string,
+  status = 200,
+): Promise<Response> {
+  const [held, keys] = await Promise.all([p.deps.endpoints.held([e]), p.deps.endpoints.publicKeys([e])]);
+  const view: EndpointView = { held: held.get(e.id) ?? 0, publicKey: keys.get(e.id) ?? null, ...extra };
+  return p.render(
+    c,
+    { ...p.frame(c, e.url), error: error ?? null },
+    endpointPage(p.base, c.var.session.csrfToken, e, view),
+    status,
+  );
+}
+
+/**
+ * A form of the endpoint page that failed validation: the page again with the error, the filter as
+ * typed (never a header value), nothing changed. Other errors go to the console's error page.
+ */
+function formFailed(c: C, p: PageContext, e: Endpoint, error: unknown, extra: Partial<EndpointView> = {}) {
+  const problem = problemFromError(error);
+  if (problem?.code !== "validation_failed") throw error;
+  const issues = problem.errors?.map((i) => `${i.path.replace(/^body\./, "")}: ${i.message}`).join("; ");
+  return showEndpoint(
+    c,
+    p,
+    e,
+    extra,
+    issues ? `${problem.detail} ${issues}.` : problem.detail,
+    statusOf(problem.code),
+  );
+}
