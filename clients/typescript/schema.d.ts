@@ -492,7 +492,7 @@ export interface components {
             /** @description The first 4 KiB of the answer, as text. */
             response_body: string | null;
             /** @enum {string|null} */
-            error: "timeout" | "connection_error" | "dns_error" | "tls_error" | "blocked_address" | "http_status" | "redirect" | null;
+            error: "timeout" | "connection_error" | "dns_error" | "tls_error" | "blocked_address" | "http_status" | "redirect" | "superseded" | null;
             duration_ms: number | null;
             /**
              * Format: date-time

@@ -15,12 +15,17 @@ import { type Io, printTable } from "./io.ts";
 const DELIVERY_ID = "<delivery-id>";
 const STATUSES = ["pending", "succeeded", "failed", "skipped", "cancelled"];
 
-/** `200 in 45ms`, `timeout after 15.0s`, `500 (http_status) in 30ms`, or `-` before an attempt. */
+/**
+ * `200 in 45ms`, `timeout after 15.0s`, `500 (http_status) in 30ms`, why a cancelled attempt was
+ * superseded, or `-` before an attempt.
+ */
 export function deliveryResult(d: Delivery): string {
   const took = d.duration_ms === null ? "" : ` in ${milliseconds(d.duration_ms)}`;
   if (d.response_status !== null) {
     return `${d.response_status}${d.error && d.error !== "http_status" ? ` (${d.error})` : ""}${took}`;
   }
+  // Cancelled because another attempt of the event to the endpoint succeeded (ADR 19): never sent.
+  if (d.error === "superseded") return "superseded (another attempt of this event succeeded; not sent)";
   if (d.error) return `${d.error}${took}`;
   return "-";
 }

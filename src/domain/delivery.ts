@@ -6,7 +6,8 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export const DELIVERY_TRIGGERS = ["automatic", "manual"] as const;
 export type DeliveryTrigger = (typeof DELIVERY_TRIGGERS)[number];
 
-export const DELIVERY_ERRORS = [
+/** Why a send failed, as the sender reports it. */
+export const SEND_ERRORS = [
   "timeout",
   "connection_error",
   "dns_error",
@@ -15,6 +16,13 @@ export const DELIVERY_ERRORS = [
   "http_status",
   "redirect",
 ] as const;
+export type SendError = (typeof SEND_ERRORS)[number];
+
+/**
+ * A record's `error`: why its send failed, or `superseded` on a `cancelled` automatic attempt whose
+ * event another attempt delivered to the same endpoint first (ADR 19): it is never sent.
+ */
+export const DELIVERY_ERRORS = [...SEND_ERRORS, "superseded"] as const;
 export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
 
 /** One attempt to POST one event to one endpoint. */
@@ -102,7 +110,7 @@ export interface SendOutcome {
   ok: boolean;
   responseStatus: number | null;
   responseBody: string | null;
-  error: DeliveryError | null;
+  error: SendError | null;
   durationMs: number;
   retryAfterMs: number | null;
 }

@@ -135,3 +135,16 @@ describe("herald deliveries", () => {
     ]);
   });
 });
+
+describe("deliveryResult", () => {
+  it("says why a cancelled attempt was superseded (ADR 19) rather than naming a failure", async () => {
+    const { deliveryResult } = await import("../../src/cli/deliveries.ts");
+    const superseded = {
+      status: "cancelled",
+      error: "superseded",
+      response_status: null,
+      duration_ms: null,
+    } as unknown as Delivery;
+    expect(deliveryResult(superseded)).toBe("superseded (another attempt of this event succeeded; not sent)");
+  });
+});

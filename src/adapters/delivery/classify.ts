@@ -1,7 +1,7 @@
-import type { DeliveryError } from "../../domain/delivery.ts";
+import type { SendError } from "../../domain/delivery.ts";
 import { BLOCKED_ADDRESS_CODE } from "./guarded-lookup.ts";
 
-type Failure = Exclude<DeliveryError, "http_status" | "redirect">;
+type Failure = Exclude<SendError, "http_status" | "redirect">;
 
 const TIMEOUT_CODES = new Set([
   "UND_ERR_CONNECT_TIMEOUT",

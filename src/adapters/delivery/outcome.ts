@@ -1,6 +1,6 @@
 import type { DeliveryRequest } from "../../app/ports/sending.ts";
 import { parseRetryAfter } from "../../domain/backoff.ts";
-import { type DeliveryError, RESPONSE_BODY_LIMIT, type SendOutcome } from "../../domain/delivery.ts";
+import { RESPONSE_BODY_LIMIT, type SendError, type SendOutcome } from "../../domain/delivery.ts";
 import type { HmacSha256 } from "../../domain/hmac.ts";
 import { type HeaderPairs, signedHeaders } from "../../domain/signature-scheme.ts";
 import { classifyFailure } from "./classify.ts";
@@ -75,7 +75,7 @@ export function responseOutcome(input: {
 }): SendOutcome {
   const { status } = input;
   const ok = status >= 200 && status < 300;
-  const error: DeliveryError | null = ok ? null : status >= 300 && status < 400 ? "redirect" : "http_status";
+  const error: SendError | null = ok ? null : status >= 300 && status < 400 ? "redirect" : "http_status";
   const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(input.retryAfter, input.now) : null;
   return {
     ok,
@@ -89,7 +89,7 @@ export function responseOutcome(input: {
 
 /** The outcome of an attempt that failed before a complete answer, keeping what was seen. */
 export function failureOutcome(
-  error: DeliveryError,
+  error: SendError,
   durationMs: number,
   seen: { status?: number | null; body?: string | null } = {},
 ): SendOutcome {

@@ -36,6 +36,9 @@ export const deliveryOf = (d: Delivery): Delivery => ({
   sequence: d.sequence,
 });
 
+/** Cancelled because another attempt of its pair succeeded (ADR 19); a send then in flight still records. */
+const superseded = (d: Delivery) => d.status === "cancelled" && d.error === "superseded";
+
 /** Pending deliveries of one endpoint, in insertion order (close to schedule order). */
 interface Queue {
   shard: number;
@@ -179,7 +182,7 @@ export class MemoryDeliveries implements DeliveryRepository {
     await this.insertMany(results.flatMap((r) => (r.next ? [r.next] : [])));
     for (const r of results) {
       const d = this.rows.get(r.id);
-      if (d?.status !== "pending") continue;
+      if (!d || !(d.status === "pending" || superseded(d))) continue;
       this.dropPending(d);
       d.status = r.status;
       d.responseStatus = r.responseStatus;
@@ -188,6 +191,20 @@ export class MemoryDeliveries implements DeliveryRepository {
       d.durationMs = r.durationMs;
       d.attemptedAt = r.attemptedAt ? new Date(r.attemptedAt) : null;
       d.nextAttemptAt = r.nextAttemptAt ? new Date(r.nextAttemptAt) : null;
+    }
+    const own = new Set(results.map((r) => r.id));
+    for (const r of results) {
+      if (!r.acknowledges) continue;
+      const { eventId, webhookId } = r.acknowledges;
+      for (const id of [...(this.pending.get(webhookId)?.ids ?? [])]) {
+        const d = this.rows.get(id);
+        if (d?.status !== "pending" || d.eventId !== eventId || d.trigger !== "automatic" || own.has(id))
+          continue;
+        this.dropPending(d);
+        d.status = "cancelled";
+        d.error = "superseded";
+        d.nextAttemptAt = null;
+      }
     }
   }
 

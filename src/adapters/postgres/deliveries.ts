@@ -163,25 +163,29 @@ export class PostgresDeliveries implements DeliveryRepository {
    * One statement for the whole batch: the follow-ups' insert (an existing id is left as it is) and the
    * results' update (each only while its record is still pending) commit together, so there is no moment
    * where a result is recorded and its follow-up is not, nor the other way round. Repeating it is harmless.
+   * When a result acknowledges its pair (ADR 19), the same statement cancels the pair's other pending
+   * automatic attempts, found through deliveries_event_webhook. The parts see one snapshot, so the cancel
+   * leaves this batch's own records to the results' update (a row is changed by one part only), and it
+   * cannot see the follow-ups inserted beside it: the engine makes none for an acknowledged pair.
    */
   async record(results: readonly AttemptResult[]): Promise<void> {
     if (results.length === 0) return;
     const sql = this.sql;
     const nexts = results.flatMap((r) => (r.next ? [r.next] : []));
+    const acks = results.flatMap((r) => (r.acknowledges ? [r.acknowledges] : []));
     const text = (f: (r: AttemptResult) => string | null) => sql.array(results.map(f), OID.text);
     const int = (f: (r: AttemptResult) => number | null) => sql.array(results.map(f), OID.int4);
     const time = (f: (r: AttemptResult) => Date | null) => sql.array(results.map(f), OID.timestamptz);
-    await sql`
-      ${
-        nexts.length === 0
-          ? sql``
-          : sql`WITH follow_ups AS (
-              INSERT INTO deliveries (${deliveryColumns(sql)})
-              SELECT * FROM ${deliveryRecords(sql, nexts)}
-              ON CONFLICT (id) DO NOTHING
-            )`
-      }
-      UPDATE deliveries AS d SET
+    const followUps =
+      nexts.length === 0
+        ? sql``
+        : sql`follow_ups AS (
+            INSERT INTO deliveries (${deliveryColumns(sql)})
+            SELECT * FROM ${deliveryRecords(sql, nexts)}
+            ON CONFLICT (id) DO NOTHING
+          )`;
+    // A record superseded while its send was in flight takes the send's outcome: it is what happened.
+    const finalise = sql`UPDATE deliveries AS d SET
         status = r.status, response_status = r.response_status, response_body = r.response_body,
         error = r.error, duration_ms = r.duration_ms, attempted_at = r.attempted_at,
         next_attempt_at = r.next_attempt_at
@@ -191,7 +195,26 @@ export class PostgresDeliveries implements DeliveryRepository {
         ${text((r) => r.error)}::text[], ${int((r) => r.durationMs)}::integer[],
         ${time((r) => r.attemptedAt)}::timestamptz[], ${time((r) => r.nextAttemptAt)}::timestamptz[]
       ) AS r(id, status, response_status, response_body, error, duration_ms, attempted_at, next_attempt_at)
-      WHERE d.id = r.id AND d.status = 'pending'`;
+      WHERE d.id = r.id AND (d.status = 'pending' OR (d.status = 'cancelled' AND d.error = 'superseded'))`;
+    if (acks.length === 0) {
+      await sql`${nexts.length === 0 ? sql`` : sql`WITH ${followUps}`} ${finalise}`;
+      return;
+    }
+    await sql`
+      WITH ${nexts.length === 0 ? sql`` : sql`${followUps},`} finalised AS (${finalise})
+      UPDATE deliveries AS d SET status = 'cancelled', error = 'superseded', next_attempt_at = NULL
+      FROM unnest(
+        ${sql.array(
+          acks.map((a) => a.eventId),
+          OID.text,
+        )}::text[], ${sql.array(
+          acks.map((a) => a.webhookId),
+          OID.text,
+        )}::text[]
+      ) AS a(event_id, webhook_id)
+      WHERE d.event_id = a.event_id AND d.webhook_id = a.webhook_id
+        AND d.status = 'pending' AND d.trigger = 'automatic'
+        AND d.id <> ALL(${text((r) => r.id)}::text[])`;
   }
 
   /** An index-only read of `deliveries_due` (its key is the scheduled time). */

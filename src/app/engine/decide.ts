@@ -6,7 +6,10 @@ import type { Decided, Sent } from "./work.ts";
 /**
  * Stage 5, decide: the domain's `decideAfterAttempt` says what follows; this turns it into the record
  * to write and the next automatic attempt (its id derived from this one's, so writing it twice after a
- * crash makes one record).
+ * crash makes one record). A manual attempt that succeeds acknowledges its pair: the pair's pending
+ * automatic attempts are cancelled as superseded when it is recorded (ADR 19). An automatic success
+ * needs no such write: automatic attempts form one chain, the next made only by the previous one's
+ * failure, so none of its pair is pending beside it.
  */
 export function decide(
   s: Sent,
@@ -42,6 +45,10 @@ export function decide(
       attemptedAt: s.attemptedAt,
       nextAttemptAt: decision.retryAt,
       next,
+      acknowledges:
+        decision.status === "succeeded" && d.trigger === "manual"
+          ? { eventId: d.eventId, webhookId: d.webhookId }
+          : null,
     },
     endpointId: s.endpoint.id,
     // Only a change is written: a failing endpoint's streak is already running, a healthy one has none.

@@ -28,6 +28,7 @@ export function finishedWithoutSend(d: Delivery, status: "cancelled" | "skipped"
     attemptedAt: null,
     nextAttemptAt: null,
     next: null,
+    acknowledges: null,
   };
 }
 

@@ -3,6 +3,9 @@ import type { AttemptResult } from "../ports/deliveries.ts";
 import type { Repositories } from "../ports/store.ts";
 import type { Clock } from "../ports/system.ts";
 
+/** How many acknowledged pairs the recorder remembers: far more than can be in flight at once. */
+const ACKNOWLEDGED_KEPT = 10_000;
+
 export interface RecorderOptions {
   /** Results are written together once this many are waiting, or after `delayMs`. */
   size: number;
@@ -16,6 +19,10 @@ export interface RecorderOptions {
  * insert, then the results' update), plus the endpoints' failure-streak changes. `recorded` is told
  * which deliveries are written, so the engine stops holding them. A failed write is tried again; if the
  * process dies first, the records are still pending and the shard's next owner sends them again.
+ *
+ * A pair acknowledged by a manual success (ADR 19) gets no further automatic attempt: the store cancels
+ * what is pending of it, and a result of that pair recorded here later (an attempt that was in flight
+ * then) is written without its follow-up, which would otherwise send the event again.
  */
 export function recorder(
   deps: { repos: Repositories; clock: Clock; logger: Logger; recorded(ids: readonly string[]): void },
@@ -27,6 +34,13 @@ export function recorder(
   const streakStarted = new Set<string>();
   let timer: ReturnType<typeof setTimeout> | null = null;
   let writing: Promise<void> = Promise.resolve();
+  /** Pairs acknowledged through this recorder, oldest first; only manual successes enter, so it stays small. */
+  const acknowledged = new Set<string>();
+  const pairKey = (eventId: string, webhookId: string) => `${eventId}/${webhookId}`;
+  const withoutFollowUp = (r: AttemptResult): AttemptResult =>
+    r.next && acknowledged.has(pairKey(r.next.eventId, r.next.webhookId))
+      ? { ...r, next: null, nextAttemptAt: null, acknowledgedInFlight: true }
+      : r;
 
   function schedule(ms: number) {
     if (!timer) timer = setTimeout(() => void flush(), ms);
@@ -75,7 +89,17 @@ export function recorder(
       result: AttemptResult,
       effects: { endpointId: string; streak: "end" | "start" | null } | null = null,
     ) {
-      waiting.push(result);
+      if (result.acknowledges) {
+        acknowledged.add(pairKey(result.acknowledges.eventId, result.acknowledges.webhookId));
+        if (acknowledged.size > ACKNOWLEDGED_KEPT) {
+          for (const oldest of acknowledged) {
+            acknowledged.delete(oldest);
+            break;
+          }
+        }
+        waiting = waiting.map(withoutFollowUp);
+      }
+      waiting.push(withoutFollowUp(result));
       if (effects?.streak === "end") {
         streakStarted.delete(effects.endpointId);
         streakEnded.add(effects.endpointId);

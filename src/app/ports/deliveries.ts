@@ -40,6 +40,16 @@ export interface AttemptResult {
   attemptedAt: Date | null;
   nextAttemptAt: Date | null;
   next: Delivery | null;
+  /**
+   * Set on a success that ends its (event, endpoint) pair's automatic attempts (ADR 19): `record` cancels
+   * the pair's other pending automatic attempts with `error: "superseded"`. Absent or null otherwise.
+   */
+  acknowledges?: { eventId: string; webhookId: string } | null | undefined;
+  /**
+   * Set on a result whose pair was acknowledged while this attempt was in flight: its record may have been
+   * cancelled as superseded meanwhile, and takes this outcome all the same (the send happened).
+   */
+  acknowledgedInFlight?: boolean | undefined;
 }
 
 export interface DeliveryRepository {
@@ -65,8 +75,11 @@ export interface DeliveryRepository {
   /** How many deliveries of each endpoint are pending. */
   countPending(webhookIds: readonly string[]): Promise<Map<string, number>>;
   /**
-   * Records attempt results in two batched writes: first inserts each `next` (an existing id is left
-   * as it is), then finalises each current record that is still pending. Safe to repeat after a crash.
+   * Records attempt results in batched writes: first inserts each `next` (an existing id is left as it
+   * is), then finalises each current record that is still pending (or, for a result
+   * `acknowledgedInFlight`, cancelled as superseded: the send happened), then cancels the pending automatic attempts of each
+   * pair a result `acknowledges`, other than this batch's own, with `error: "superseded"` (ADR 19). Safe
+   * to repeat after a crash.
    */
   record(results: readonly AttemptResult[]): Promise<void>;
   /** How many pending deliveries are due at `now`, and when the oldest of them was due. */

@@ -148,6 +148,102 @@ describe("dispatcher", () => {
     expect(all.filter((d) => d.status === "pending")).toHaveLength(1); // the automatic attempt 2, not a manual follow-up
   });
 
+  describe("an acknowledged pair (ADR 19)", () => {
+    async function failedOnce(t: Harness) {
+      const { endpoint } = await t.endpoints.create(SCOPE, {
+        url: "https://x.example.com/",
+        events: ["message.sent"],
+      });
+      await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+      await t.drain();
+      const history = await t.history(endpoint.id);
+      expect(history.map((d) => [d.attempt, d.trigger, d.status])).toEqual([
+        [1, "automatic", "failed"],
+        [2, "automatic", "pending"],
+      ]);
+      return { endpoint, first: history[0]!, second: history[1]! };
+    }
+
+    it("a manual retry that succeeds while automatic attempt 2 is pending cancels attempt 2: nothing is sent twice", async () => {
+      const t = await setup({
+        sender: scriptedSender((_req, n) =>
+          n === 1 ? { ok: false, responseStatus: 500 } : { ok: true, responseStatus: 200 },
+        ),
+      });
+      const { endpoint, first, second } = await failedOnce(t);
+      const manual = await t.deliveries.retry(SCOPE, first.id);
+      await t.drain();
+      expect(await t.deliveries.get(SCOPE, manual.id)).toMatchObject({ status: "succeeded", attempt: 3 });
+      expect(await t.deliveries.get(SCOPE, second.id)).toMatchObject({
+        status: "cancelled",
+        error: "superseded",
+        attemptedAt: null,
+        nextAttemptAt: null,
+      });
+      // Long past attempt 2's time: it is not sent, and nothing else is owed.
+      t.clock.advance(3_600_000);
+      await t.drain();
+      expect(t.sender.requests).toHaveLength(2);
+      expect((await t.history(endpoint.id)).filter((d) => d.status === "pending")).toHaveLength(0);
+    });
+
+    it("a manual retry of a pair that already succeeded is sent: it is an explicit request", async () => {
+      const t = await setup();
+      const { endpoint } = await t.endpoints.create(SCOPE, {
+        url: "https://x.example.com/",
+        events: ["message.sent"],
+      });
+      await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+      await t.drain();
+      const [first] = await t.history(endpoint.id);
+      expect(first).toMatchObject({ status: "succeeded" });
+      const manual = await t.deliveries.retry(SCOPE, first!.id);
+      await t.drain();
+      expect(t.sender.requests).toHaveLength(2);
+      expect(await t.deliveries.get(SCOPE, manual.id)).toMatchObject({ status: "succeeded", attempt: 2 });
+    });
+
+    it("an automatic attempt in flight when the manual one succeeds records what it got, and no attempt follows it", async () => {
+      let release: (() => void) | null = null;
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      const t = await setup({
+        sender: scriptedSender(async (_req, n) => {
+          if (n === 1) return { ok: false, responseStatus: 500 };
+          if (n === 2) {
+            await held; // automatic attempt 2, answered only after the manual one is recorded
+            return { ok: false, responseStatus: 500 };
+          }
+          return { ok: true, responseStatus: 200 };
+        }),
+      });
+      const { endpoint, first, second } = await failedOnce(t);
+      t.clock.advance(5_000);
+      t.dispatcher.wake();
+      await until(() => t.sender.requests.length === 2);
+      const manual = await t.deliveries.retry(SCOPE, first.id);
+      await until(async () => (await t.deliveries.get(SCOPE, manual.id))?.status === "succeeded");
+      expect(await t.deliveries.get(SCOPE, second.id)).toMatchObject({
+        status: "cancelled",
+        error: "superseded",
+      });
+      release!();
+      await t.drain();
+      expect(await t.deliveries.get(SCOPE, second.id)).toMatchObject({
+        status: "failed",
+        responseStatus: 500,
+        nextAttemptAt: null,
+      });
+      t.clock.advance(3_600_000);
+      await t.drain();
+      expect(t.sender.requests).toHaveLength(3);
+      const history = await t.history(endpoint.id);
+      expect(history.map((d) => d.attempt)).toEqual([1, 2, 3]);
+      expect(history.filter((d) => d.status === "pending")).toHaveLength(0);
+    });
+  });
+
   it("cancels what is owed to a deleted endpoint and sends nothing more", async () => {
     const t = await engineHarness();
     h = t;
@@ -502,3 +598,12 @@ describe("claiming", () => {
     expect(reads[0]).toBe(100);
   });
 });
+
+/** Polls until `done` holds, failing after a deadline (the engine runs on its own). */
+async function until(done: () => boolean | Promise<boolean>, deadlineMs = 5_000): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  while (!(await done())) {
+    if (Date.now() > end) throw new Error("the condition did not hold before the deadline");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

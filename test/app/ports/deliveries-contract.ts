@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { AttemptResult } from "../../../src/app/ports/deliveries.ts";
 import type { Repositories } from "../../../src/app/ports/store.ts";
 import type { Delivery } from "../../../src/domain/delivery.ts";
 import { aDelivery, allPages, at, ids, newScope, sortedIds, sortNewestFirst, uuid } from "./fixtures.ts";
@@ -264,6 +265,117 @@ export function deliveryContract(store: () => Repositories): void {
       const left = await store().deliveries.list(scope, webhookId, {}, { limit: 10, cursor: null });
       expect(sortedIds(left.data)).toEqual([oldPending.id, edge.id, young.id].sort());
       expect(await store().deliveries.deleteCreatedBefore(at(1000))).toBe(0);
+    });
+
+    describe("a success that acknowledges its pair (ADR 19)", () => {
+      const succeeded = (d: Delivery, over: Partial<AttemptResult> = {}): AttemptResult => ({
+        id: d.id,
+        status: "succeeded",
+        responseStatus: 200,
+        responseBody: "ok",
+        error: null,
+        durationMs: 12,
+        attemptedAt: at(60),
+        nextAttemptAt: null,
+        next: null,
+        acknowledges: { eventId: d.eventId, webhookId: d.webhookId },
+        ...over,
+      });
+      const failed = (d: Delivery, over: Partial<AttemptResult> = {}): AttemptResult => ({
+        id: d.id,
+        status: "failed",
+        responseStatus: 500,
+        responseBody: "oops",
+        error: "http_status",
+        durationMs: 30,
+        attemptedAt: at(50),
+        nextAttemptAt: null,
+        next: null,
+        ...over,
+      });
+
+      it("cancels the pair's pending automatic attempts as superseded; manual ones, other pairs and finished records stay", async () => {
+        const scope = newScope();
+        const webhookId = uuid();
+        const eventId = `evt_${uuid().replaceAll("-", "")}`;
+        const pair = { webhookId, eventId };
+        const first = aDelivery(scope, {
+          ...pair,
+          status: "failed",
+          error: "http_status",
+          responseStatus: 500,
+        });
+        const automatic = aDelivery(scope, { ...pair, attempt: 2, scheduledAt: at(5000) });
+        const manual = aDelivery(scope, { ...pair, attempt: 3, trigger: "manual" });
+        const otherManual = aDelivery(scope, { ...pair, attempt: 4, trigger: "manual" });
+        const otherEvent = aDelivery(scope, { webhookId, scheduledAt: at(5000) });
+        const otherEndpoint = aDelivery(scope, { eventId, scheduledAt: at(5000) });
+        await store().deliveries.insertMany([
+          first,
+          automatic,
+          manual,
+          otherManual,
+          otherEvent,
+          otherEndpoint,
+        ]);
+
+        await store().deliveries.record([succeeded(manual)]);
+
+        const get = (d: Delivery) => store().deliveries.get(scope, d.id);
+        expect(await get(automatic)).toEqual({ ...automatic, status: "cancelled", error: "superseded" });
+        expect(await get(manual)).toMatchObject({ status: "succeeded", responseStatus: 200, error: null });
+        expect(await get(otherManual)).toEqual(otherManual);
+        expect(await get(first)).toEqual(first);
+        expect(await get(otherEvent)).toEqual(otherEvent);
+        expect(await get(otherEndpoint)).toEqual(otherEndpoint);
+        expect(ids(await dueAll(at(10_000))).sort()).toEqual(
+          [otherManual.id, otherEvent.id, otherEndpoint.id].sort(),
+        );
+        expect((await store().deliveries.countPending([webhookId])).get(webhookId)).toBe(2);
+
+        // Repeating the write (after a crash) changes nothing.
+        await store().deliveries.record([succeeded(manual)]);
+        expect(await get(automatic)).toEqual({ ...automatic, status: "cancelled", error: "superseded" });
+      });
+
+      it("leaves a result of the same batch to its own outcome, and a record superseded in flight takes its send's outcome", async () => {
+        const scope = newScope();
+        const pair = { webhookId: uuid(), eventId: `evt_${uuid().replaceAll("-", "")}` };
+        const automatic = aDelivery(scope, { ...pair, attempt: 2 });
+        const manual = aDelivery(scope, { ...pair, attempt: 3, trigger: "manual" });
+        await store().deliveries.insertMany([automatic, manual]);
+        await store().deliveries.record([failed(automatic), succeeded(manual)]);
+        expect(await store().deliveries.get(scope, automatic.id)).toMatchObject({
+          status: "failed",
+          error: "http_status",
+          responseStatus: 500,
+        });
+
+        const inFlight = aDelivery(scope, { ...pair, attempt: 4 });
+        const again = aDelivery(scope, { ...pair, attempt: 5, trigger: "manual" });
+        await store().deliveries.insertMany([inFlight, again]);
+        await store().deliveries.record([succeeded(again)]);
+        expect(await store().deliveries.get(scope, inFlight.id)).toMatchObject({
+          status: "cancelled",
+          error: "superseded",
+        });
+        await store().deliveries.record([failed(inFlight, { acknowledgedInFlight: true })]);
+        expect(await store().deliveries.get(scope, inFlight.id)).toMatchObject({
+          status: "failed",
+          error: "http_status",
+          attemptedAt: at(50),
+        });
+      });
+
+      it("a result without acknowledgement cancels nothing", async () => {
+        const scope = newScope();
+        const pair = { webhookId: uuid(), eventId: `evt_${uuid().replaceAll("-", "")}` };
+        const automatic = aDelivery(scope, { ...pair, attempt: 2 });
+        const manual = aDelivery(scope, { ...pair, attempt: 3, trigger: "manual" });
+        await store().deliveries.insertMany([automatic, manual]);
+        await store().deliveries.record([succeeded(manual, { acknowledges: null })]);
+        expect(await store().deliveries.get(scope, automatic.id)).toEqual(automatic);
+      });
     });
   });
 }

@@ -408,7 +408,7 @@ describe("console: signature scheme", () => {
     expect(secretsOf()).toHaveLength(1);
     expect(await h.cipher.open(secretsOf()[0]!.sealed)).toMatch(/^whsk_ed25519_/);
     // Once: a reload shows it no more; the endpoint page shows the public key (it is not secret).
-    expect(await (await b.get(shownAt)).text()).toContain("This secret was shown once");
+    expect(await (await b.get(shownAt)).text()).toContain("The public key is on the endpoint&#39;s page");
     const endpointPage = await (await b.get(`/console/endpoints/${e.id}`)).text();
     expect(endpointPage).toContain(`<code id="public-key">${api.public_key}</code>`);
     expect(endpointPage).not.toContain("whsk_");

@@ -155,6 +155,8 @@ const ERROR_TEXT: Record<string, string> = {
   blocked_address: "the host resolves to a private or reserved address, which Herald refuses",
   http_status: "the endpoint answered with a status that is not 2xx",
   redirect: "the endpoint answered with a redirect, which Herald never follows",
+  superseded:
+    "another attempt of this event to this endpoint succeeded first, so this automatic attempt was cancelled and never sent",
 };
 
 /** JSON formatted for reading; text that is not JSON is shown as it is. */

@@ -147,7 +147,7 @@ export async function runFilterTest(
 
 function verdict(view: FilterTestView, saved: boolean): Html {
   const { result } = view;
-  return html`<div id="filter-result" class="verdict ${result.matches ? "ok" : "bad"}" role="status" tabindex="-1">
+  return html`<div id="filter-result" class="verdict ${result.matches ? "ok" : "bad"}" role="status">
 ${
   result.matches
     ? html`<p><strong>Matches.</strong> The endpoint would get a delivery for ${view.tested}${result.filter === null ? " (no filter: every event of its types)" : ""}.</p>`

@@ -25,10 +25,10 @@ export const schemeHeaders = (scheme: SignatureScheme): string => SCHEME_HEADERS
 export function schemeSection(action: string, csrf: string, e: Endpoint): Html {
   return html`<section aria-labelledby="h-scheme"><h2 id="h-scheme">Signature scheme</h2>
 <form method="post" action="${action}" class="stack">${csrfField(csrf)}
-<fieldset><legend>Sign deliveries with</legend>
+<fieldset class="options"><legend>Sign deliveries with</legend>
 ${SIGNATURE_SCHEMES.map(
   (s) =>
-    html`<label class="check"><input type="radio" name="signature_scheme" value="${s}"${s === e.signatureScheme ? html` checked` : ""} /> <code>${s}</code> <span class="muted small">${SCHEME_WORDS[s]}</span></label>`,
+    html`<label class="option"><input type="radio" name="signature_scheme" value="${s}"${s === e.signatureScheme ? html` checked` : ""} /> <span><code>${s}</code><br /><span class="muted small">${SCHEME_WORDS[s]}</span></span></label>`,
 )}
 </fieldset>
 <p class="muted small">Between <code>herald-v1</code> and <code>standard-webhooks</code> the secret stays; only the headers change, from the next attempt. Switching to or from <code>standard-webhooks-ed25519</code> issues a new ${keyKind(e.signatureScheme) === "ed25519" ? "signing secret" : "key pair"} at once and stops signing with the current ${keyKind(e.signatureScheme) === "ed25519" ? "key" : "secret"}, with no overlap: update the receiver right after.</p>

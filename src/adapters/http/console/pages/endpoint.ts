@@ -6,6 +6,7 @@ import { EVENT_TYPES, type EventType, isEventType } from "../../../../domain/eve
 import { rateLimitText } from "../../../../domain/rate-limit.ts";
 import {
   DEFAULT_SIGNATURE_SCHEME,
+  keyKind,
   SIGNATURE_SCHEMES,
   type SignatureScheme,
 } from "../../../../domain/signature-scheme.ts";
@@ -283,6 +284,18 @@ export const endpointRoutes: PageRoutes = (r, p) => {
           c,
           p.frame(c, SECRET_TITLES[flash.why] ?? "New secret"),
           secretPage(base, e, flash.secret, flash.why),
+        );
+      }
+      if (keyKind(e.signatureScheme) === "ed25519") {
+        // Nothing secret was shown: the public key stays readable on the endpoint's page.
+        return p.render(
+          c,
+          p.frame(c, "Public key"),
+          messagePage(
+            "The public key is on the endpoint's page",
+            "An Ed25519 endpoint's public key is not secret: the endpoint's page shows it at any time. Herald keeps the private key and never shows it.",
+            { href: `${base}/endpoints/${e.id}`, label: "Continue to the endpoint" },
+          ),
         );
       }
       return p.render(
