@@ -356,6 +356,64 @@ describe("console: payload filter", () => {
   });
 });
 
+describe("portal: payload filter", () => {
+  it("tries a filter only on stored events that reached the portal's endpoints, as its event page shows them", async () => {
+    const h = await makeConsoleHarness();
+    const { token } = await h.newToken();
+    const mine = await createEndpoint(h, token);
+    const other = (await (
+      await h.api(token, "/webhooks", {
+        method: "POST",
+        body: JSON.stringify({ url: HOOK, events: ["message.opened"] }),
+      })
+    ).json()) as { id: string };
+    const publish = async (type: string) => {
+      const res = await h.api(token, "/events", {
+        method: "POST",
+        body: JSON.stringify({
+          type,
+          data: {
+            message_id: crypto.randomUUID(),
+            status: "delivered",
+            channel: "email",
+            message_type: "transactional",
+            recipient: "ada@example.com",
+          },
+        }),
+      });
+      expect(res.status).toBe(202);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const reached = await publish("message.delivered");
+    const elsewhere = await publish("message.opened");
+    const link = (await (
+      await h.api(token, "/portal-sessions", {
+        method: "POST",
+        body: JSON.stringify({ webhook_ids: [mine.id] }),
+      })
+    ).json()) as { url: string };
+    const p = h.browser("herald_portal");
+    await p.get(pathOf(link.url));
+    const csrf = await p.csrf(`/portal/endpoints/${mine.id}`);
+    const tryOn = async (eventId: string) =>
+      p.follow(
+        await p.post(`/portal/endpoints/${mine.id}/filter-test`, {
+          _csrf: csrf,
+          filter: '{"data.channel": "email"}',
+          event_id: eventId,
+        }),
+      );
+    const ok = await tryOn(reached);
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain("<strong>Matches.</strong>");
+    const hidden = await tryOn(elsewhere);
+    expect(hidden.status).toBe(422);
+    expect(await hidden.text()).toContain(`${elsewhere} is not an event of this project that you can see`);
+    // The other endpoint itself is out of reach, as any stranger's.
+    expect((await p.get(`/portal/endpoints/${other.id}/filter-test?filter=`)).status).toBe(404);
+  });
+});
+
 describe("console: signature scheme", () => {
   it("switches within HMAC without a new secret; to Ed25519 only when confirmed, showing the public key once; back to HMAC with a new secret once", async () => {
     const h = await makeConsoleHarness();
