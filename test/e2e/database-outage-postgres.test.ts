@@ -118,6 +118,28 @@ describe(`PostgreSQL outages: one process recovers by itself (${OWN_SERVER ? "ow
     secrets.push(((await created.json()) as { secret: string }).secret);
   });
 
+  /** What the database holds of accepted events that never arrived, for the failure's message. */
+  async function explainMissing(ids: string[], at: Map<string, number>, log: (m: string) => void) {
+    const url = server?.url ?? shared?.url;
+    if (!url || ids.length === 0) return;
+    const c = await connectPostgres(url, { ...shared?.options, max: 1 });
+    try {
+      const events = await c.sql`SELECT id, created_at FROM events WHERE id = ANY(${ids})`;
+      const deliveries = await c.sql`
+        SELECT event_id, status, attempt, shard, scheduled_at, attempted_at, error, response_status
+        FROM deliveries WHERE event_id = ANY(${ids}) ORDER BY event_id, attempt`;
+      const leases = await c.repositories.shards.heads();
+      log(
+        `missing: ${ids.map((id) => `${id} (202 at +${Math.round((at.get(id) ?? 0) / 1000)} s)`).join(", ")}\n` +
+          `events stored: ${JSON.stringify(events)}\ndeliveries: ${JSON.stringify(deliveries)}\n` +
+          `leases of their shards: ${JSON.stringify(leases.filter((l) => deliveries.some((d) => d.shard === l.shard)))}\n` +
+          `process output (tail):\n${herald.output().split("\n").slice(-20).join("\n")}`,
+      );
+    } finally {
+      await c.repositories.close();
+    }
+  }
+
   afterAll(async () => {
     await herald?.stop(20_000);
     await receiver?.close();
@@ -145,6 +167,8 @@ describe(`PostgreSQL outages: one process recovers by itself (${OWN_SERVER ? "ow
 
       // Load: publishers that never stop until told, each event published once.
       const accepted = new Set<string>();
+      /** When each accepted event's 202 arrived (ms since t0), to place a lost one among the outages. */
+      const acceptedAt = new Map<string, number>();
       const refusals = new Map<number, number>();
       let withoutRetryAfter = 0;
       let stopLoad = false;
@@ -163,7 +187,10 @@ describe(`PostgreSQL outages: one process recovers by itself (${OWN_SERVER ? "ow
             status = r.status;
             retryAfter = r.headers.get("retry-after");
             const json = (await r.json().catch(() => null)) as { id?: string } | null;
-            if (status === 202 && json?.id) accepted.add(json.id);
+            if (status === 202 && json?.id) {
+              accepted.add(json.id);
+              acceptedAt.set(json.id, Date.now() - t0);
+            }
           } catch {
             status = 0;
           }
@@ -271,7 +298,10 @@ describe(`PostgreSQL outages: one process recovers by itself (${OWN_SERVER ? "ow
             delivered,
             resumedFrom + 5,
             (n) => `${n - resumedFrom} of 5 deliveries after outage ${i + 1}`,
-          );
+          ).catch((e: Error) => {
+            log(`process output (tail):\n${herald.output().split("\n").slice(-30).join("\n")}`);
+            throw e;
+          });
         }
       } finally {
         stopLoad = true;
@@ -288,7 +318,14 @@ describe(`PostgreSQL outages: one process recovers by itself (${OWN_SERVER ? "ow
         accepted.size,
         (n) => `${n} of ${accepted.size} accepted events delivered`,
         { everyMs: 500 },
-      );
+      ).catch(async (e: Error) => {
+        await explainMissing(
+          [...accepted].filter((id) => !new Set(receiver.requests.map(eventIdOf)).has(id)),
+          acceptedAt,
+          log,
+        );
+        throw e;
+      });
       const seen = new Set(receiver.requests.map(eventIdOf));
       expect([...accepted].filter((id) => !seen.has(id))).toEqual([]);
       expect(receiver.requests.every((r) => r.verdict.ok)).toBe(true);
