@@ -347,6 +347,15 @@ describe("console: payload filter", () => {
     expect(verdict.status).toBe(422);
     expect(await verdict.text()).toContain("filter.data.channel.$like");
 
+    // Too long to carry in an address: refused at once, nothing tried.
+    const huge = await b.post(`/console/endpoints/${e.id}/filter-test`, {
+      _csrf: csrf,
+      filter: `{"data.channel": "${"e".repeat(20_000)}"}`,
+      type: "message.bounced",
+    });
+    expect(huge.status).toBe(422);
+    expect(await huge.text()).toContain("filter: must be at most 16384 characters");
+
     const removed = await b.post(`/console/endpoints/${e.id}/filter`, { _csrf: csrf, filter: "" });
     expect(removed.headers.get("location")).toBe(`/console/endpoints/${e.id}?notice=filter-removed`);
     expect((await webhook(h, token, e.id)).filter).toBeNull();

@@ -395,7 +395,11 @@ export const endpointRoutes: PageRoutes = (r, p) => {
           }
         }
         case "filter-test":
-          return p.redirect(c, filterTestPath(e.id, f));
+          try {
+            return p.redirect(c, filterTestPath(e.id, f));
+          } catch (err) {
+            return formFailed(c, p, e, err, { filterDraft: { text: field(f, "filter") } });
+          }
         case "scheme":
           try {
             const scheme = schemeChangeOf(f, e);
