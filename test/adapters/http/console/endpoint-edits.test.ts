@@ -479,6 +479,18 @@ describe("console: signature scheme", () => {
     const endpointPage = await (await b.get(`/console/endpoints/${e.id}`)).text();
     expect(endpointPage).toContain(`<code id="public-key">${api.public_key}</code>`);
     expect(endpointPage).not.toContain("whsk_");
+    expect(endpointPage).toContain('<h2 id="h-rotate">Rotate the signing key pair</h2>');
+    // A rotation of the key pair shows its new public key, as the creation does.
+    const rotated = await b.post(`/console/endpoints/${e.id}/rotate`, {
+      _csrf: await b.csrf(`/console/endpoints/${e.id}`),
+      grace_period_seconds: "0",
+    });
+    const rotatedPage = await (await b.follow(rotated)).text();
+    const rotatedKey = (await webhook(h, token, e.id)).public_key!;
+    expect(rotatedKey).not.toBe(api.public_key);
+    expect(rotatedPage).toContain("<h1>New key pair</h1>");
+    expect(rotatedPage).toContain(`<code id="secret">${rotatedKey}</code>`);
+    expect(rotatedPage).not.toMatch(SECRET);
 
     csrf = await b.csrf(`/console/endpoints/${e.id}`);
     const back = await b.post(`/console/endpoints/${e.id}/scheme`, {

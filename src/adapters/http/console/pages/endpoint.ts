@@ -190,13 +190,13 @@ ${schemeSection(action("scheme"), csrf, e)}
 <select id="test-type" name="type">${types.map((t) => html`<option value="${t}">${t}</option>`)}</select>
 <button type="submit">Send test event</button></form></section>
 
-<section aria-labelledby="h-rotate"><h2 id="h-rotate">Rotate the signing secret</h2>
+<section aria-labelledby="h-rotate"><h2 id="h-rotate">Rotate the signing ${view.publicKey ? "key pair" : "secret"}</h2>
 <form method="post" action="${action("rotate")}" class="row">${csrfField(csrf)}
-<label for="grace">Keep the old secret signing for</label>
+<label for="grace">Keep the old ${view.publicKey ? "key" : "secret"} signing for</label>
 <select id="grace" name="grace_period_seconds">
 <option value="0">no overlap</option><option value="3600" selected>1 hour</option><option value="86400">1 day</option><option value="604800">7 days</option>
 </select>
-<button type="submit">Rotate secret</button></form></section>
+<button type="submit">${view.publicKey ? "Rotate key pair" : "Rotate secret"}</button></form></section>
 
 <section aria-labelledby="h-recover"><h2 id="h-recover">Recover after an outage</h2>
 <form method="post" action="${action("recover")}" class="row">${csrfField(csrf)}
