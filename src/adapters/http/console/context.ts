@@ -68,7 +68,8 @@ export function pageContext(mode: Mode, deps: HttpDeps, cd: ConsoleDeps): PageCo
     mode,
     base,
     nav,
-    csrf: c.var.session.csrfToken,
+    // No session when the store failed before one was read (a page about the outage is still shown).
+    csrf: c.var.session?.csrfToken,
     notice: NOTICES[c.req.query("notice") ?? ""] ?? null,
   });
 
@@ -88,6 +89,26 @@ export function pageContext(mode: Mode, deps: HttpDeps, cd: ConsoleDeps): PageCo
           "Not found",
           `${problem.detail} It may have been deleted, or the address is not right.${changed}`,
           { href: base, label: "Back to the overview" },
+        ),
+        status,
+      );
+    }
+    // The database is out of reach or restarting (ADR 10): the same condition as a 503 of the API, told
+    // calmly. It is no fault of the form, and what was accepted before is kept.
+    if (problem.code === "unavailable") {
+      for (const [name, value] of Object.entries(problem.headers ?? {})) c.header(name, value);
+      const changed =
+        c.req.method === "GET" ? "" : " What you just sent may not have been saved: check, then try again.";
+      return render(
+        c,
+        frame(c, "Temporarily unavailable"),
+        messagePage(
+          "Temporarily unavailable",
+          `Herald cannot reach its database for a moment; it may be restarting. Nothing already accepted is lost, and deliveries resume by themselves.${changed} Try again in a few seconds.`,
+          {
+            href: c.req.method === "GET" ? c.req.path : base,
+            label: c.req.method === "GET" ? "Try again" : "Back to the overview",
+          },
         ),
         status,
       );

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { notFound } from "../../../domain/errors.ts";
 import type { HttpDeps } from "../env.ts";
+import { problemFromError } from "../problem.ts";
 import { type PageRoutes, pageContext } from "./context.ts";
 import type { ConsoleDeps, ConsoleEnv, Mode } from "./env.ts";
 import { catalogRoutes } from "./pages/catalog.ts";
@@ -32,6 +33,12 @@ const PAGES: Record<Mode, PageRoutes[]> = {
 export function consoleRoutes(mode: Mode, deps: HttpDeps, cd: ConsoleDeps): Hono<ConsoleEnv> {
   const r = new Hono<ConsoleEnv>();
   const p = pageContext(mode, deps, cd);
+  // A store that fails outside a page's own handling (the session's read, the CSRF check) is still a
+  // page: a database out of reach is told calmly (503), anything else goes on to the app's handler.
+  r.onError((e, c) => {
+    if (problemFromError(e)?.code === "unavailable") return p.renderError(c, e);
+    throw e;
+  });
   r.use("*", requireSession(cd.use, mode, signedOut(mode, BASE[mode])));
   r.use("*", requireCsrf(refused(mode, BASE[mode])));
   for (const register of PAGES[mode]) register(r, p);
