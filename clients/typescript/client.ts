@@ -12,8 +12,14 @@ export type WebhookWithSecret = components["schemas"]["WebhookWithSecret"];
 export type SignatureScheme = components["schemas"]["Webhook"]["signature_scheme"];
 /** One delivery attempt. */
 export type Delivery = components["schemas"]["Delivery"];
-/** An event envelope. */
+/** An event envelope, as posted to endpoints: a union discriminated by `type`, each with its own `data`. */
 export type HeraldEvent = components["schemas"]["Event"];
+/** The envelope of one event type: `EventOf<"message.delivered">["data"]["status"]` is `"delivered"`. */
+export type EventOf<T extends EventType> = Extract<HeraldEvent, { type: T }>;
+/** The `data` of one event type. */
+export type EventData<T extends EventType> = EventOf<T>["data"];
+/** The body of `POST /events`: a type and the data it defines (a union discriminated by `type`). */
+export type PublishEvent = components["schemas"]["PublishEventRequest"];
 /** The answer to publishing an event: the envelope plus how many endpoints it was fanned out to. */
 export type PublishedEvent = components["schemas"]["PublishedEvent"];
 /** One event of a batch publish: what `POST /events` takes, plus its own optional `idempotency_key`. */

@@ -433,27 +433,1585 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "message.accepted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.accepted
+         * @description The provider took the message. Herald posts this envelope to each endpoint subscribed to message.accepted, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessageAccepted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.sent
+         * @description Handed off to the destination. Herald posts this envelope to each endpoint subscribed to message.sent, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessageSent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.delivered
+         * @description Confirmed delivered. Herald posts this envelope to each endpoint subscribed to message.delivered, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessageDelivered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.partially_delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.partially_delivered
+         * @description Delivered to only part of the recipients. Herald posts this envelope to each endpoint subscribed to message.partially_delivered, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessagePartiallyDelivered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.deferred": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.deferred
+         * @description Temporarily postponed; still in flight. Herald posts this envelope to each endpoint subscribed to message.deferred, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessageDeferred"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.bounced": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.bounced
+         * @description Permanently rejected by the recipient server. Herald posts this envelope to each endpoint subscribed to message.bounced, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessageBounced"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.failed
+         * @description Could not be sent. Herald posts this envelope to each endpoint subscribed to message.failed, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessageFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.rejected
+         * @description Could not be sent. Herald posts this envelope to each endpoint subscribed to message.rejected, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessageRejected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.undeliverable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.undeliverable
+         * @description Accepted but could not be delivered; terminal. Herald posts this envelope to each endpoint subscribed to message.undeliverable, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessageUndeliverable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.expired
+         * @description The validity window ran out before delivery. Herald posts this envelope to each endpoint subscribed to message.expired, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessageExpired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.cancelled
+         * @description Cancelled by the client before submission. Herald posts this envelope to each endpoint subscribed to message.cancelled, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessageCancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.suppressed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.suppressed
+         * @description Recipient was on the suppression list; nothing was sent. Herald posts this envelope to each endpoint subscribed to message.suppressed, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessageSuppressed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.opened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.opened
+         * @description Engagement; does not change delivery status. Herald posts this envelope to each endpoint subscribed to message.opened, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessageOpened"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.clicked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.clicked
+         * @description Engagement; does not change delivery status. Herald posts this envelope to each endpoint subscribed to message.clicked, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessageClicked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.complained": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.complained
+         * @description Marked as spam; to be treated as a hard signal. Herald posts this envelope to each endpoint subscribed to message.complained, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessageComplained"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.unsubscribed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.unsubscribed
+         * @description Recipient opted out; suppressed automatically from then on. Herald posts this envelope to each endpoint subscribed to message.unsubscribed, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveMessageUnsubscribed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.verification_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.verification_failed
+         * @description A sending domain's DNS changed; it entered a grace period before sending is paused. Herald posts this envelope to each endpoint subscribed to domain.verification_failed, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveDomainVerificationFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.sending_paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.sending_paused
+         * @description A sending domain was paused after its DNS stayed out of sync. Herald posts this envelope to each endpoint subscribed to domain.sending_paused, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveDomainSendingPaused"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.verified": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * domain.verified
+         * @description A sending domain passed verification again; sending resumed. Herald posts this envelope to each endpoint subscribed to domain.verified, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveDomainVerified"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
-        PublishBatchEvent: {
-            type: components["schemas"]["EventType"];
+        /** @description The envelope of message.accepted, as posted to endpoints. */
+        MessageAcceptedEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
             /**
-             * @description The payload, validated per type: message events need message_id, status, channel, message_type, recipient; domain events need domain_id, domain, status. Fields a type does not define are refused. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters.
-             * @example {
-             *       "message_id": "7d0c5b8e-4a8f-4f4e-9a51-3d5bb7f2c1a0",
-             *       "status": "delivered",
-             *       "channel": "email",
-             *       "message_type": "transactional",
-             *       "recipient": "ada@example.com"
-             *     }
+             * @description The provider took the message. (enum property replaced by openapi-typescript)
+             * @enum {string}
              */
-            data: {
-                [key: string]: unknown;
-            };
+            type: "message.accepted";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
             /**
              * Format: uuid
-             * @description If given, must equal data.message_id or data.domain_id.
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageAcceptedData"];
+        };
+        /** @description The data of message.accepted: The provider took the message. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessageAcceptedData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "accepted";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of message.sent, as posted to endpoints. */
+        MessageSentEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Handed off to the destination. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.sent";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageSentData"];
+        };
+        /** @description The data of message.sent: Handed off to the destination. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessageSentData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "sent";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of message.delivered, as posted to endpoints. */
+        MessageDeliveredEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Confirmed delivered. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.delivered";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageDeliveredData"];
+        };
+        /** @description The data of message.delivered: Confirmed delivered. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessageDeliveredData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "delivered";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of message.partially_delivered, as posted to endpoints. */
+        MessagePartiallyDeliveredEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Delivered to only part of the recipients. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.partially_delivered";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessagePartiallyDeliveredData"];
+        };
+        /** @description The data of message.partially_delivered: Delivered to only part of the recipients. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessagePartiallyDeliveredData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "partially_delivered";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of message.deferred, as posted to endpoints. */
+        MessageDeferredEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Temporarily postponed; still in flight. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.deferred";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageDeferredData"];
+        };
+        /** @description The data of message.deferred: Temporarily postponed; still in flight. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessageDeferredData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "deferred";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of message.bounced, as posted to endpoints. */
+        MessageBouncedEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Permanently rejected by the recipient server. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.bounced";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageBouncedData"];
+        };
+        /** @description The data of message.bounced: Permanently rejected by the recipient server. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessageBouncedData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "bounced";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of message.failed, as posted to endpoints. */
+        MessageFailedEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Could not be sent. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.failed";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageFailedData"];
+        };
+        /** @description The data of message.failed: Could not be sent. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessageFailedData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "failed";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of message.rejected, as posted to endpoints. */
+        MessageRejectedEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Could not be sent. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.rejected";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageRejectedData"];
+        };
+        /** @description The data of message.rejected: Could not be sent. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessageRejectedData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "rejected";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of message.undeliverable, as posted to endpoints. */
+        MessageUndeliverableEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Accepted but could not be delivered; terminal. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.undeliverable";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageUndeliverableData"];
+        };
+        /** @description The data of message.undeliverable: Accepted but could not be delivered; terminal. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessageUndeliverableData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "undeliverable";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of message.expired, as posted to endpoints. */
+        MessageExpiredEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description The validity window ran out before delivery. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.expired";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageExpiredData"];
+        };
+        /** @description The data of message.expired: The validity window ran out before delivery. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessageExpiredData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "expired";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of message.cancelled, as posted to endpoints. */
+        MessageCancelledEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Cancelled by the client before submission. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.cancelled";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageCancelledData"];
+        };
+        /** @description The data of message.cancelled: Cancelled by the client before submission. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessageCancelledData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "cancelled";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of message.suppressed, as posted to endpoints. */
+        MessageSuppressedEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Recipient was on the suppression list; nothing was sent. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.suppressed";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageSuppressedData"];
+        };
+        /** @description The data of message.suppressed: Recipient was on the suppression list; nothing was sent. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessageSuppressedData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "suppressed";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of message.opened, as posted to endpoints. */
+        MessageOpenedEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Engagement; does not change delivery status. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.opened";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageOpenedData"];
+        };
+        /** @description The data of message.opened: Engagement; does not change delivery status. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessageOpenedData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "accepted" | "sent" | "delivered" | "partially_delivered" | "deferred" | "bounced" | "failed" | "rejected" | "undeliverable" | "expired" | "cancelled" | "suppressed";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of message.clicked, as posted to endpoints. */
+        MessageClickedEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Engagement; does not change delivery status. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.clicked";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageClickedData"];
+        };
+        /** @description The data of message.clicked: Engagement; does not change delivery status. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessageClickedData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "accepted" | "sent" | "delivered" | "partially_delivered" | "deferred" | "bounced" | "failed" | "rejected" | "undeliverable" | "expired" | "cancelled" | "suppressed";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of message.complained, as posted to endpoints. */
+        MessageComplainedEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Marked as spam; to be treated as a hard signal. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.complained";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageComplainedData"];
+        };
+        /** @description The data of message.complained: Marked as spam; to be treated as a hard signal. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessageComplainedData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "accepted" | "sent" | "delivered" | "partially_delivered" | "deferred" | "bounced" | "failed" | "rejected" | "undeliverable" | "expired" | "cancelled" | "suppressed";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of message.unsubscribed, as posted to endpoints. */
+        MessageUnsubscribedEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Recipient opted out; suppressed automatically from then on. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.unsubscribed";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageUnsubscribedData"];
+        };
+        /** @description The data of message.unsubscribed: Recipient opted out; suppressed automatically from then on. When `channel` is `email`, `recipient` must be an e-mail address. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters. */
+        MessageUnsubscribedData: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            status: "accepted" | "sent" | "delivered" | "partially_delivered" | "deferred" | "bounced" | "failed" | "rejected" | "undeliverable" | "expired" | "cancelled" | "suppressed";
+            /** @enum {string} */
+            channel: "email" | "sms" | "push" | "webhook";
+            /** @enum {string} */
+            message_type: "transactional" | "marketing";
+            recipient: string;
+            reason?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The envelope of domain.verification_failed, as posted to endpoints. */
+        DomainVerificationFailedEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description A sending domain's DNS changed; it entered a grace period before sending is paused. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.verification_failed";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.domain_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["DomainVerificationFailedData"];
+        };
+        /** @description The data of domain.verification_failed: A sending domain's DNS changed; it entered a grace period before sending is paused. */
+        DomainVerificationFailedData: {
+            /** Format: uuid */
+            domain_id: string;
+            domain: string;
+            /** @enum {string} */
+            status: "verification_failed";
+            /** Format: date-time */
+            grace_period_ends_at?: string;
+            reason?: string;
+            dns_records?: {
+                type: string;
+                name: string;
+                value: string;
+                valid?: boolean;
+            }[];
+        };
+        /** @description The envelope of domain.sending_paused, as posted to endpoints. */
+        DomainSendingPausedEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description A sending domain was paused after its DNS stayed out of sync. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.sending_paused";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.domain_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["DomainSendingPausedData"];
+        };
+        /** @description The data of domain.sending_paused: A sending domain was paused after its DNS stayed out of sync. */
+        DomainSendingPausedData: {
+            /** Format: uuid */
+            domain_id: string;
+            domain: string;
+            /** @enum {string} */
+            status: "sending_paused";
+            /** Format: date-time */
+            grace_period_ends_at?: string;
+            reason?: string;
+            dns_records?: {
+                type: string;
+                name: string;
+                value: string;
+                valid?: boolean;
+            }[];
+        };
+        /** @description The envelope of domain.verified, as posted to endpoints. */
+        DomainVerifiedEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description A sending domain passed verification again; sending resumed. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.verified";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.domain_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["DomainVerifiedData"];
+        };
+        /** @description The data of domain.verified: A sending domain passed verification again; sending resumed. */
+        DomainVerifiedData: {
+            /** Format: uuid */
+            domain_id: string;
+            domain: string;
+            /** @enum {string} */
+            status: "verified";
+            /** Format: date-time */
+            grace_period_ends_at?: string;
+            reason?: string;
+            dns_records?: {
+                type: string;
+                name: string;
+                value: string;
+                valid?: boolean;
+            }[];
+        };
+        /** @description An event to publish: its `type` and the `data` that type defines (fields it does not define are refused). */
+        PublishEventRequest: components["schemas"]["MessageAcceptedPublish"] | components["schemas"]["MessageSentPublish"] | components["schemas"]["MessageDeliveredPublish"] | components["schemas"]["MessagePartiallyDeliveredPublish"] | components["schemas"]["MessageDeferredPublish"] | components["schemas"]["MessageBouncedPublish"] | components["schemas"]["MessageFailedPublish"] | components["schemas"]["MessageRejectedPublish"] | components["schemas"]["MessageUndeliverablePublish"] | components["schemas"]["MessageExpiredPublish"] | components["schemas"]["MessageCancelledPublish"] | components["schemas"]["MessageSuppressedPublish"] | components["schemas"]["MessageOpenedPublish"] | components["schemas"]["MessageClickedPublish"] | components["schemas"]["MessageComplainedPublish"] | components["schemas"]["MessageUnsubscribedPublish"] | components["schemas"]["DomainVerificationFailedPublish"] | components["schemas"]["DomainSendingPausedPublish"] | components["schemas"]["DomainVerifiedPublish"];
+        MessageAcceptedPublish: {
+            /**
+             * @description The provider took the message. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.accepted";
+            data: components["schemas"]["MessageAcceptedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        MessageSentPublish: {
+            /**
+             * @description Handed off to the destination. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.sent";
+            data: components["schemas"]["MessageSentData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        MessageDeliveredPublish: {
+            /**
+             * @description Confirmed delivered. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.delivered";
+            data: components["schemas"]["MessageDeliveredData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        MessagePartiallyDeliveredPublish: {
+            /**
+             * @description Delivered to only part of the recipients. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.partially_delivered";
+            data: components["schemas"]["MessagePartiallyDeliveredData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        MessageDeferredPublish: {
+            /**
+             * @description Temporarily postponed; still in flight. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.deferred";
+            data: components["schemas"]["MessageDeferredData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        MessageBouncedPublish: {
+            /**
+             * @description Permanently rejected by the recipient server. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.bounced";
+            data: components["schemas"]["MessageBouncedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        MessageFailedPublish: {
+            /**
+             * @description Could not be sent. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.failed";
+            data: components["schemas"]["MessageFailedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        MessageRejectedPublish: {
+            /**
+             * @description Could not be sent. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.rejected";
+            data: components["schemas"]["MessageRejectedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        MessageUndeliverablePublish: {
+            /**
+             * @description Accepted but could not be delivered; terminal. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.undeliverable";
+            data: components["schemas"]["MessageUndeliverableData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        MessageExpiredPublish: {
+            /**
+             * @description The validity window ran out before delivery. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.expired";
+            data: components["schemas"]["MessageExpiredData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        MessageCancelledPublish: {
+            /**
+             * @description Cancelled by the client before submission. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.cancelled";
+            data: components["schemas"]["MessageCancelledData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        MessageSuppressedPublish: {
+            /**
+             * @description Recipient was on the suppression list; nothing was sent. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.suppressed";
+            data: components["schemas"]["MessageSuppressedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        MessageOpenedPublish: {
+            /**
+             * @description Engagement; does not change delivery status. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.opened";
+            data: components["schemas"]["MessageOpenedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        MessageClickedPublish: {
+            /**
+             * @description Engagement; does not change delivery status. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.clicked";
+            data: components["schemas"]["MessageClickedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        MessageComplainedPublish: {
+            /**
+             * @description Marked as spam; to be treated as a hard signal. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.complained";
+            data: components["schemas"]["MessageComplainedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        MessageUnsubscribedPublish: {
+            /**
+             * @description Recipient opted out; suppressed automatically from then on. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.unsubscribed";
+            data: components["schemas"]["MessageUnsubscribedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        DomainVerificationFailedPublish: {
+            /**
+             * @description A sending domain's DNS changed; it entered a grace period before sending is paused. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.verification_failed";
+            data: components["schemas"]["DomainVerificationFailedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.domain_id` (the envelope's `resource_id` is always `data.domain_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        DomainSendingPausedPublish: {
+            /**
+             * @description A sending domain was paused after its DNS stayed out of sync. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.sending_paused";
+            data: components["schemas"]["DomainSendingPausedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.domain_id` (the envelope's `resource_id` is always `data.domain_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        DomainVerifiedPublish: {
+            /**
+             * @description A sending domain passed verification again; sending resumed. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.verified";
+            data: components["schemas"]["DomainVerifiedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.domain_id` (the envelope's `resource_id` is always `data.domain_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+        };
+        /** @description One event of a batch (of 1 to 100): what POST /events takes, plus its own optional `idempotency_key`. */
+        PublishBatchEvent: components["schemas"]["MessageAcceptedBatchItem"] | components["schemas"]["MessageSentBatchItem"] | components["schemas"]["MessageDeliveredBatchItem"] | components["schemas"]["MessagePartiallyDeliveredBatchItem"] | components["schemas"]["MessageDeferredBatchItem"] | components["schemas"]["MessageBouncedBatchItem"] | components["schemas"]["MessageFailedBatchItem"] | components["schemas"]["MessageRejectedBatchItem"] | components["schemas"]["MessageUndeliverableBatchItem"] | components["schemas"]["MessageExpiredBatchItem"] | components["schemas"]["MessageCancelledBatchItem"] | components["schemas"]["MessageSuppressedBatchItem"] | components["schemas"]["MessageOpenedBatchItem"] | components["schemas"]["MessageClickedBatchItem"] | components["schemas"]["MessageComplainedBatchItem"] | components["schemas"]["MessageUnsubscribedBatchItem"] | components["schemas"]["DomainVerificationFailedBatchItem"] | components["schemas"]["DomainSendingPausedBatchItem"] | components["schemas"]["DomainVerifiedBatchItem"];
+        MessageAcceptedBatchItem: {
+            /**
+             * @description The provider took the message. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.accepted";
+            data: components["schemas"]["MessageAcceptedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
              */
             resource_id?: string;
             /**
@@ -464,11 +2022,921 @@ export interface components {
             /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
             idempotency_key?: string;
         };
-        /**
-         * @description An event type of the catalog.
-         * @enum {string}
-         */
-        EventType: "message.accepted" | "message.sent" | "message.delivered" | "message.partially_delivered" | "message.deferred" | "message.bounced" | "message.failed" | "message.rejected" | "message.undeliverable" | "message.expired" | "message.cancelled" | "message.suppressed" | "message.opened" | "message.clicked" | "message.complained" | "message.unsubscribed" | "domain.verification_failed" | "domain.sending_paused" | "domain.verified";
+        MessageSentBatchItem: {
+            /**
+             * @description Handed off to the destination. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.sent";
+            data: components["schemas"]["MessageSentData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        MessageDeliveredBatchItem: {
+            /**
+             * @description Confirmed delivered. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.delivered";
+            data: components["schemas"]["MessageDeliveredData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        MessagePartiallyDeliveredBatchItem: {
+            /**
+             * @description Delivered to only part of the recipients. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.partially_delivered";
+            data: components["schemas"]["MessagePartiallyDeliveredData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        MessageDeferredBatchItem: {
+            /**
+             * @description Temporarily postponed; still in flight. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.deferred";
+            data: components["schemas"]["MessageDeferredData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        MessageBouncedBatchItem: {
+            /**
+             * @description Permanently rejected by the recipient server. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.bounced";
+            data: components["schemas"]["MessageBouncedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        MessageFailedBatchItem: {
+            /**
+             * @description Could not be sent. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.failed";
+            data: components["schemas"]["MessageFailedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        MessageRejectedBatchItem: {
+            /**
+             * @description Could not be sent. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.rejected";
+            data: components["schemas"]["MessageRejectedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        MessageUndeliverableBatchItem: {
+            /**
+             * @description Accepted but could not be delivered; terminal. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.undeliverable";
+            data: components["schemas"]["MessageUndeliverableData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        MessageExpiredBatchItem: {
+            /**
+             * @description The validity window ran out before delivery. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.expired";
+            data: components["schemas"]["MessageExpiredData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        MessageCancelledBatchItem: {
+            /**
+             * @description Cancelled by the client before submission. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.cancelled";
+            data: components["schemas"]["MessageCancelledData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        MessageSuppressedBatchItem: {
+            /**
+             * @description Recipient was on the suppression list; nothing was sent. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.suppressed";
+            data: components["schemas"]["MessageSuppressedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        MessageOpenedBatchItem: {
+            /**
+             * @description Engagement; does not change delivery status. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.opened";
+            data: components["schemas"]["MessageOpenedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        MessageClickedBatchItem: {
+            /**
+             * @description Engagement; does not change delivery status. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.clicked";
+            data: components["schemas"]["MessageClickedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        MessageComplainedBatchItem: {
+            /**
+             * @description Marked as spam; to be treated as a hard signal. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.complained";
+            data: components["schemas"]["MessageComplainedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        MessageUnsubscribedBatchItem: {
+            /**
+             * @description Recipient opted out; suppressed automatically from then on. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.unsubscribed";
+            data: components["schemas"]["MessageUnsubscribedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.message_id` (the envelope's `resource_id` is always `data.message_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        DomainVerificationFailedBatchItem: {
+            /**
+             * @description A sending domain's DNS changed; it entered a grace period before sending is paused. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.verification_failed";
+            data: components["schemas"]["DomainVerificationFailedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.domain_id` (the envelope's `resource_id` is always `data.domain_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        DomainSendingPausedBatchItem: {
+            /**
+             * @description A sending domain was paused after its DNS stayed out of sync. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.sending_paused";
+            data: components["schemas"]["DomainSendingPausedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.domain_id` (the envelope's `resource_id` is always `data.domain_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        DomainVerifiedBatchItem: {
+            /**
+             * @description A sending domain passed verification again; sending resumed. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.verified";
+            data: components["schemas"]["DomainVerifiedData"];
+            /**
+             * Format: uuid
+             * @description The subject's id: when given, it must equal `data.domain_id` (the envelope's `resource_id` is always `data.domain_id`); best left out.
+             */
+            resource_id?: string;
+            /**
+             * Format: date-time
+             * @description When it happened (ISO 8601); defaults to now.
+             */
+            occurred_at?: string;
+            /** @description This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out. */
+            idempotency_key?: string;
+        };
+        /** @description The envelope, exactly as it is posted to endpoints; `data` is what its `type` defines. Receivers should ignore fields they do not know. */
+        Event: components["schemas"]["MessageAcceptedEvent"] | components["schemas"]["MessageSentEvent"] | components["schemas"]["MessageDeliveredEvent"] | components["schemas"]["MessagePartiallyDeliveredEvent"] | components["schemas"]["MessageDeferredEvent"] | components["schemas"]["MessageBouncedEvent"] | components["schemas"]["MessageFailedEvent"] | components["schemas"]["MessageRejectedEvent"] | components["schemas"]["MessageUndeliverableEvent"] | components["schemas"]["MessageExpiredEvent"] | components["schemas"]["MessageCancelledEvent"] | components["schemas"]["MessageSuppressedEvent"] | components["schemas"]["MessageOpenedEvent"] | components["schemas"]["MessageClickedEvent"] | components["schemas"]["MessageComplainedEvent"] | components["schemas"]["MessageUnsubscribedEvent"] | components["schemas"]["DomainVerificationFailedEvent"] | components["schemas"]["DomainSendingPausedEvent"] | components["schemas"]["DomainVerifiedEvent"];
+        /** @description The envelope as it is posted to endpoints, plus how many endpoints it was fanned out to. */
+        PublishedEvent: components["schemas"]["MessageAcceptedPublished"] | components["schemas"]["MessageSentPublished"] | components["schemas"]["MessageDeliveredPublished"] | components["schemas"]["MessagePartiallyDeliveredPublished"] | components["schemas"]["MessageDeferredPublished"] | components["schemas"]["MessageBouncedPublished"] | components["schemas"]["MessageFailedPublished"] | components["schemas"]["MessageRejectedPublished"] | components["schemas"]["MessageUndeliverablePublished"] | components["schemas"]["MessageExpiredPublished"] | components["schemas"]["MessageCancelledPublished"] | components["schemas"]["MessageSuppressedPublished"] | components["schemas"]["MessageOpenedPublished"] | components["schemas"]["MessageClickedPublished"] | components["schemas"]["MessageComplainedPublished"] | components["schemas"]["MessageUnsubscribedPublished"] | components["schemas"]["DomainVerificationFailedPublished"] | components["schemas"]["DomainSendingPausedPublished"] | components["schemas"]["DomainVerifiedPublished"];
+        MessageAcceptedPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description The provider took the message. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.accepted";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageAcceptedData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        MessageSentPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Handed off to the destination. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.sent";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageSentData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        MessageDeliveredPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Confirmed delivered. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.delivered";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageDeliveredData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        MessagePartiallyDeliveredPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Delivered to only part of the recipients. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.partially_delivered";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessagePartiallyDeliveredData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        MessageDeferredPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Temporarily postponed; still in flight. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.deferred";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageDeferredData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        MessageBouncedPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Permanently rejected by the recipient server. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.bounced";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageBouncedData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        MessageFailedPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Could not be sent. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.failed";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageFailedData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        MessageRejectedPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Could not be sent. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.rejected";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageRejectedData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        MessageUndeliverablePublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Accepted but could not be delivered; terminal. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.undeliverable";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageUndeliverableData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        MessageExpiredPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description The validity window ran out before delivery. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.expired";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageExpiredData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        MessageCancelledPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Cancelled by the client before submission. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.cancelled";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageCancelledData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        MessageSuppressedPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Recipient was on the suppression list; nothing was sent. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.suppressed";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageSuppressedData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        MessageOpenedPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Engagement; does not change delivery status. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.opened";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageOpenedData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        MessageClickedPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Engagement; does not change delivery status. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.clicked";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageClickedData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        MessageComplainedPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Marked as spam; to be treated as a hard signal. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.complained";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageComplainedData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        MessageUnsubscribedPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Recipient opted out; suppressed automatically from then on. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message.unsubscribed";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.message_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["MessageUnsubscribedData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        DomainVerificationFailedPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description A sending domain's DNS changed; it entered a grace period before sending is paused. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.verification_failed";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.domain_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["DomainVerificationFailedData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        DomainSendingPausedPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description A sending domain was paused after its DNS stayed out of sync. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.sending_paused";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.domain_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["DomainSendingPausedData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
+        DomainVerifiedPublished: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description A sending domain passed verification again; sending resumed. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "domain.verified";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.domain_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["DomainVerifiedData"];
+            /** @description How many endpoints it was fanned out to. */
+            endpoints: number;
+        };
         /** @description One attempt to POST one event to one endpoint. */
         Delivery: {
             /** Format: uuid */
@@ -525,6 +2993,11 @@ export interface components {
              */
             erased_at: string | null;
         };
+        /**
+         * @description An event type of the catalog.
+         * @enum {string}
+         */
+        EventType: "message.accepted" | "message.sent" | "message.delivered" | "message.partially_delivered" | "message.deferred" | "message.bounced" | "message.failed" | "message.rejected" | "message.undeliverable" | "message.expired" | "message.cancelled" | "message.suppressed" | "message.opened" | "message.clicked" | "message.complained" | "message.unsubscribed" | "domain.verification_failed" | "domain.sending_paused" | "domain.verified";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /**
@@ -890,29 +3363,6 @@ export interface components {
             event: components["schemas"]["Event"];
             delivery: components["schemas"]["Delivery"];
         };
-        /** @description The envelope, exactly as it is posted to endpoints. */
-        Event: {
-            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
-            id: string;
-            type: components["schemas"]["EventType"];
-            /** @enum {string} */
-            version: "1";
-            /**
-             * Format: date-time
-             * @description When it happened.
-             * @example 2026-11-21T10:00:00.000Z
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            tenant_id: string;
-            /** Format: uuid */
-            project_id: string;
-            /** Format: uuid */
-            resource_id: string;
-            data: {
-                [key: string]: unknown;
-            };
-        };
         SendTestEventRequest: {
             type?: components["schemas"]["EventType"] & unknown;
         };
@@ -937,32 +3387,6 @@ export interface components {
         FilterTestRequest: {
             event: components["schemas"]["PublishEventRequest"];
             filter?: components["schemas"]["EventFilter"];
-        };
-        PublishEventRequest: {
-            type: components["schemas"]["EventType"];
-            /**
-             * @description The payload, validated per type: message events need message_id, status, channel, message_type, recipient; domain events need domain_id, domain, status. Fields a type does not define are refused. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters.
-             * @example {
-             *       "message_id": "7d0c5b8e-4a8f-4f4e-9a51-3d5bb7f2c1a0",
-             *       "status": "delivered",
-             *       "channel": "email",
-             *       "message_type": "transactional",
-             *       "recipient": "ada@example.com"
-             *     }
-             */
-            data: {
-                [key: string]: unknown;
-            };
-            /**
-             * Format: uuid
-             * @description If given, must equal data.message_id or data.domain_id.
-             */
-            resource_id?: string;
-            /**
-             * Format: date-time
-             * @description When it happened (ISO 8601); defaults to now.
-             */
-            occurred_at?: string;
         };
         Recovery: {
             /** @description How many manual deliveries were queued. */
@@ -993,30 +3417,6 @@ export interface components {
              * @example 2026-11-21T10:00:00Z
              */
             until?: string;
-        };
-        PublishedEvent: {
-            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
-            id: string;
-            type: components["schemas"]["EventType"];
-            /** @enum {string} */
-            version: "1";
-            /**
-             * Format: date-time
-             * @description When it happened.
-             * @example 2026-11-21T10:00:00.000Z
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            tenant_id: string;
-            /** Format: uuid */
-            project_id: string;
-            /** Format: uuid */
-            resource_id: string;
-            data: {
-                [key: string]: unknown;
-            };
-            /** @description How many endpoints it was fanned out to. */
-            endpoints: number;
         };
         PublishBatchResult: {
             /** @description One result per event, in the order given. */
@@ -3419,6 +5819,671 @@ export interface operations {
                 content: {
                     "text/plain": string;
                 };
+            };
+        };
+    };
+    receiveMessageAccepted: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageAcceptedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMessageSent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageSentEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMessageDelivered: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageDeliveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMessagePartiallyDelivered: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessagePartiallyDeliveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMessageDeferred: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageDeferredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMessageBounced: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageBouncedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMessageFailed: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMessageRejected: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageRejectedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMessageUndeliverable: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageUndeliverableEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMessageExpired: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageExpiredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMessageCancelled: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMessageSuppressed: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageSuppressedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMessageOpened: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageOpenedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMessageClicked: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageClickedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMessageComplained: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageComplainedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveMessageUnsubscribed: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageUnsubscribedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveDomainVerificationFailed: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DomainVerificationFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveDomainSendingPaused: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DomainSendingPausedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveDomainVerified: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DomainVerifiedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { HeraldEvent } from "../../clients/typescript/client.ts";
+import type { HeraldEvent, PublishEvent } from "../../clients/typescript/client.ts";
 import { EVENT_DESCRIPTIONS, EVENT_TYPES, type EventType, isEventType } from "../domain/event-catalog.ts";
 import { sampleEventData } from "../domain/samples.ts";
 import { connectApi } from "./api.ts";
@@ -152,6 +152,7 @@ const sendEvent: Command = {
     const api = connectApi(io, deps);
     const { data: published, response } = await api.call(
       api.client.POST("/api/v1/events", {
+        // The API checks data against the type (422 with the path of what is wrong).
         body: {
           type,
           data,
@@ -160,7 +161,7 @@ const sendEvent: Command = {
             values["occurred-at"] === undefined
               ? undefined
               : instant(this, "--occurred-at", values["occurred-at"]),
-        },
+        } as PublishEvent,
         params: { header: key === undefined ? {} : { "idempotency-key": key } },
       }),
     );

@@ -1,4 +1,4 @@
-import type { EventFilter, EventType, Webhook } from "../../clients/typescript/client.ts";
+import type { EventFilter, EventType, PublishEvent, Webhook } from "../../clients/typescript/client.ts";
 import { connectApi, listPages } from "./api.ts";
 import {
   headerPairs,
@@ -472,7 +472,7 @@ const filterTest: Command = {
       api.client.POST("/api/v1/webhooks/{id}/filter-test", {
         params: { path: { id: id! } },
         // The API validates the event and answers 422 with the path of what is wrong.
-        body: { event: event as { type: EventType; data: Record<string, unknown> }, filter },
+        body: { event: event as PublishEvent, filter },
       }),
     );
     return answer(io, values.json, data, () => {

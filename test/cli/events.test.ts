@@ -17,7 +17,7 @@ describe("herald events", () => {
       expect(run.code, `${type}: ${run.err.join(" ")}`).toBe(0);
       const e = run.json<PublishedEvent>();
       expect(e.type).toBe(type);
-      expect(e.resource_id).toBe(e.data[resourceIdField(type)]);
+      expect(e.resource_id).toBe((e.data as Record<string, unknown>)[resourceIdField(type)]);
       expect(e.data.status).toBeTypeOf("string");
     }
   });

@@ -17,6 +17,7 @@ import * as createErasure from "./routes/erasures/create.ts";
 import * as getErasure from "./routes/erasures/get.ts";
 import * as listErasures from "./routes/erasures/list.ts";
 import * as getEvent from "./routes/events/get.ts";
+import { registerEventWebhooks } from "./routes/events/payloads.ts";
 import * as publishEvent from "./routes/events/publish.ts";
 import * as publishEvents from "./routes/events/publish-batch.ts";
 import * as healthz from "./routes/operations/healthz.ts";
@@ -109,6 +110,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   for (const r of API_ROUTES) r.register(api, deps);
   portalSessions.register(api, deps);
   app.route(API_PREFIX, api);
+  registerEventWebhooks(app.openAPIRegistry);
   if (deps.console) app.route("/", consoleApp(deps, deps.console));
 
   healthz.register(app, deps);

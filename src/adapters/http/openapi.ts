@@ -32,7 +32,7 @@ export function openApiDocument(app: HttpApp, version: string) {
       title: "Herald",
       version,
       description: DESCRIPTION,
-      license: { name: "Apache-2.0" },
+      license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" },
     },
     servers: [{ url: "/", description: "The server that serves this document" }],
     tags: [
@@ -40,6 +40,11 @@ export function openApiDocument(app: HttpApp, version: string) {
       { name: "Events", description: "Publishing events, which are fanned out to subscribed endpoints." },
       { name: "Deliveries", description: "Delivery attempts: inspect and replay." },
       { name: "Operations", description: "Health, readiness and metrics; no authentication." },
+      {
+        name: "Receiving",
+        description:
+          "What Herald posts to an endpoint for each event type (the document's `webhooks`): the signed envelope.",
+      },
     ],
   });
 }

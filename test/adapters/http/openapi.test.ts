@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { OPENAPI_PATH, renderOpenApiArtifacts, SCHEMA_TS_PATH } from "../../../scripts/openapi-artifacts.ts";
+import { componentStem } from "../../../src/adapters/http/routes/events/payloads.ts";
+import { EVENT_TYPES, MESSAGE_LIFECYCLE_TYPES } from "../../../src/domain/event-catalog.ts";
 
 const root = new URL("../../../", import.meta.url);
 const committed = (path: string) => {
@@ -26,6 +28,17 @@ interface Document {
     schemas: Record<string, unknown>;
   };
   paths: Record<string, Record<string, Operation>>;
+  webhooks: Record<string, Record<string, Operation>>;
+}
+
+interface Union {
+  oneOf: { $ref: string }[];
+  discriminator: { propertyName: string; mapping: Record<string, string> };
+}
+interface ObjectSchema {
+  properties: Record<string, { $ref?: string; enum?: string[] }>;
+  required: string[];
+  additionalProperties?: boolean;
 }
 
 const artifacts = renderOpenApiArtifacts();
@@ -108,7 +121,8 @@ describe("the OpenAPI document", () => {
 
     for (const path of ["/healthz", "/readyz", "/metrics"]) {
       expect(doc.paths[path]?.get, path).toBeDefined();
-      expect(doc.paths[path]!.get!.security, path).toBeUndefined();
+      // Open, and saying so: Redocly's recommended rules refuse an operation that leaves security unsaid.
+      expect(doc.paths[path]!.get!.security, path).toEqual([]);
     }
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining([
@@ -125,5 +139,52 @@ describe("the OpenAPI document", () => {
         "FilterTestResult",
       ]),
     );
+  });
+
+  it("declares each event type's data: unions discriminated by type for publishing, batches, answers and receivers", async () => {
+    const doc = JSON.parse((await artifacts).documentJson) as Document;
+    const schemas = doc.components.schemas as Record<string, unknown>;
+    const ref = (name: string) => `#/components/schemas/${name}`;
+    const variants = {
+      PublishEventRequest: "Publish",
+      PublishBatchEvent: "BatchItem",
+      Event: "Event",
+      PublishedEvent: "Published",
+    };
+    for (const [union, suffix] of Object.entries(variants)) {
+      const u = schemas[union] as Union;
+      expect(u.discriminator.propertyName, union).toBe("type");
+      expect(u.discriminator.mapping, union).toEqual(
+        Object.fromEntries(EVENT_TYPES.map((t) => [t, ref(`${componentStem(t)}${suffix}`)])),
+      );
+      expect(u.oneOf.map((o) => o.$ref)).toEqual(Object.values(u.discriminator.mapping));
+      for (const t of EVENT_TYPES) {
+        const v = schemas[`${componentStem(t)}${suffix}`] as ObjectSchema;
+        expect(v.properties.type!.enum, `${union} ${t}`).toEqual([t]);
+        expect(v.properties.data!.$ref, `${union} ${t}`).toBe(ref(`${componentStem(t)}Data`));
+        // Requests refuse fields they do not define; envelopes may grow, so receivers must ignore new fields.
+        expect(v.additionalProperties, `${union} ${t}`).toBe(
+          suffix === "Publish" || suffix === "BatchItem" ? false : undefined,
+        );
+      }
+    }
+    for (const t of EVENT_TYPES) {
+      const data = schemas[`${componentStem(t)}Data`] as ObjectSchema;
+      const subject = t.startsWith("message.") ? "message_id" : "domain_id";
+      expect(data.required, t).toContain(subject);
+      expect(data.additionalProperties, t).toBe(false);
+      if (!t.startsWith("message.") || MESSAGE_LIFECYCLE_TYPES.includes(t)) {
+        expect(data.properties.status!.enum, t).toEqual([t.slice(t.indexOf(".") + 1)]);
+      }
+    }
+    const body = (op: Operation | undefined) =>
+      (op?.requestBody?.content["application/json"] as { schema: { $ref: string } } | undefined)?.schema.$ref;
+    expect(body(doc.paths["/api/v1/events"]!.post)).toBe(ref("PublishEventRequest"));
+    // Receivers: one webhook per event type, whose body is that type's envelope.
+    expect(Object.keys(doc.webhooks)).toEqual([...EVENT_TYPES]);
+    for (const t of EVENT_TYPES) {
+      expect(body(doc.webhooks[t]!.post), t).toBe(ref(`${componentStem(t)}Event`));
+      expect(doc.webhooks[t]!.post!.security, t).toEqual([]);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { PublishEvent } from "../../../clients/typescript/client.ts";
 import { rateLimitPolicyField, tokenBuckets } from "../../../src/adapters/http/rate-limit.ts";
 import type { Clock } from "../../../src/app/ports/system.ts";
 import { makeApiHarness } from "../../support/api-harness.ts";
@@ -95,8 +96,8 @@ describe("API rate limiting per token", () => {
       expect(ok.response.headers.get("ratelimit-policy")).toBe('"per-token";q=5;w=1');
       expect(ok.response.headers.get("ratelimit")).toBe(`"per-token";r=${4 - i};t=1`);
     }
-    const publishBody = {
-      type: "message.sent" as const,
+    const publishBody: PublishEvent = {
+      type: "message.sent",
       data: {
         message_id: crypto.randomUUID(),
         status: "sent",

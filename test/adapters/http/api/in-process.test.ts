@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { unwrap } from "../../../../clients/typescript/client.ts";
+import { type PublishEvent, unwrap } from "../../../../clients/typescript/client.ts";
 import { createMemoryRepositories } from "../../../../src/adapters/memory/repositories.ts";
 import { naturalBatch, PUBLISH_BATCHING } from "../../../../src/adapters/natural-batch.ts";
 import type { StoredEvent } from "../../../../src/app/ports/events.ts";
@@ -172,8 +172,8 @@ describe("API failure paths (in-process only)", () => {
     const w = await unwrap(
       api.POST("/api/v1/webhooks", { body: { url: "https://receiver.invalid/a", events: ["message.sent"] } }),
     );
-    const body = {
-      type: "message.sent" as const,
+    const body: PublishEvent = {
+      type: "message.sent",
       data: {
         message_id: crypto.randomUUID(),
         status: "sent",
@@ -300,8 +300,8 @@ describe("API failure paths (in-process only)", () => {
 });
 
 describe("batch publish: writes per batch (in-process, memory store)", () => {
-  const message = () => ({
-    type: "message.sent" as const,
+  const message = (): PublishEvent => ({
+    type: "message.sent",
     data: {
       message_id: crypto.randomUUID(),
       status: "sent",

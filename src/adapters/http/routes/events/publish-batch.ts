@@ -55,8 +55,6 @@ async function failure(c: Context<AppEnv>, error: unknown): Promise<Result> {
 }
 
 export function register(app: HttpApp, deps: HttpDeps): void {
-  // The request's events are named by reference only (they are checked one by one), so the schema is registered here.
-  app.openAPIRegistry.register("PublishBatchEvent", BatchEventSchema);
   app.openapi(route, async (c) => {
     const { events } = c.req.valid("json");
     // A key for the whole batch would promise what it cannot keep (a repeat with some events changed):

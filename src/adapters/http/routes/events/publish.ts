@@ -3,6 +3,7 @@ import type { HttpApp, HttpDeps } from "../../env.ts";
 import { AUTHENTICATED_ERRORS, BEARER_AUTH, BODY_ERRORS, errorResponses } from "../../errors.ts";
 import { jsonBody } from "../../middleware/json-body.ts";
 import { withIssuePrefix } from "../../problem.ts";
+import { registerEventPayloads } from "./payloads.ts";
 import { PublishEventSchema, PublishedEventSchema, PublishHeaders } from "./schema.ts";
 
 export const route = createRoute({
@@ -35,6 +36,8 @@ export const route = createRoute({
 });
 
 export function register(app: HttpApp, deps: HttpDeps): void {
+  // The per-type unions are named by reference only (see payloads.ts), so they are registered here.
+  registerEventPayloads(app.openAPIRegistry);
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const result = await deps.events

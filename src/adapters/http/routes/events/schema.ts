@@ -3,51 +3,53 @@ import { MAX_BATCH_EVENTS } from "../../../../app/events.ts";
 import { EVENT_ID_PATTERN } from "../../../../domain/envelope.ts";
 import { ProblemSchema, ValidationProblemSchema } from "../../errors.ts";
 import { EventTypeSchema, timestamp } from "../shared.ts";
+import { documentedAs } from "./payloads.ts";
 
-export const PublishEventSchema = z
-  .strictObject({
-    type: EventTypeSchema,
-    data: z.record(z.string(), z.unknown()).openapi({
-      description:
-        "The payload, validated per type: message events need message_id, status, channel, message_type, recipient; domain events need domain_id, domain, status. Fields a type does not define are refused. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters.",
-      example: {
-        message_id: "7d0c5b8e-4a8f-4f4e-9a51-3d5bb7f2c1a0",
-        status: "delivered",
-        channel: "email",
-        message_type: "transactional",
-        recipient: "ada@example.com",
-      },
-    }),
-    resource_id: z
-      .uuid()
-      .optional()
-      .openapi({ description: "If given, must equal data.message_id or data.domain_id." }),
-    occurred_at: z.iso
-      .datetime({ offset: true })
-      .optional()
-      .openapi({ description: "When it happened (ISO 8601); defaults to now." }),
-  })
-  .openapi("PublishEventRequest");
+// The runtime checks of events; the document names the per-type unions of payloads.ts instead.
+const PublishEventFields = z.strictObject({
+  type: EventTypeSchema,
+  data: z.record(z.string(), z.unknown()).openapi({
+    description:
+      "The payload, validated per type: message events need message_id, status, channel, message_type, recipient; domain events need domain_id, domain, status. Fields a type does not define are refused. A message event's free-form `metadata` may nest at most 10 levels, hold at most 500 keys and array items in all, keys of at most 256 and strings of at most 8192 characters.",
+    example: {
+      message_id: "7d0c5b8e-4a8f-4f4e-9a51-3d5bb7f2c1a0",
+      status: "delivered",
+      channel: "email",
+      message_type: "transactional",
+      recipient: "ada@example.com",
+    },
+  }),
+  resource_id: z
+    .uuid()
+    .optional()
+    .openapi({ description: "If given, must equal data.message_id or data.domain_id." }),
+  occurred_at: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .openapi({ description: "When it happened (ISO 8601); defaults to now." }),
+});
 
-export const EventSchema = z
-  .object({
-    id: z.string().regex(EVENT_ID_PATTERN).openapi({ example: "evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c" }),
-    type: EventTypeSchema,
-    version: z.literal("1"),
-    occurred_at: timestamp("When it happened."),
-    tenant_id: z.uuid(),
-    project_id: z.uuid(),
-    resource_id: z.uuid(),
-    data: z.record(z.string(), z.unknown()),
-  })
-  .openapi("Event", { description: "The envelope, exactly as it is posted to endpoints." });
+/** The body of POST /events (and a filter test's event), documented as `PublishEventRequest`. */
+export const PublishEventSchema = documentedAs(PublishEventFields, "PublishEventRequest");
 
-export const PublishedEventSchema = z
-  .object({
-    ...EventSchema.shape,
-    endpoints: z.number().int().min(0).openapi({ description: "How many endpoints it was fanned out to." }),
-  })
-  .openapi("PublishedEvent");
+const EventFields = z.object({
+  id: z.string().regex(EVENT_ID_PATTERN).openapi({ example: "evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c" }),
+  type: EventTypeSchema,
+  version: z.literal("1"),
+  occurred_at: timestamp("When it happened."),
+  tenant_id: z.uuid(),
+  project_id: z.uuid(),
+  resource_id: z.uuid(),
+  data: z.record(z.string(), z.unknown()),
+});
+
+/** The envelope, documented as `Event` (one variant per type). */
+export const EventSchema = documentedAs(EventFields, "Event");
+
+export const PublishedEventSchema = documentedAs(
+  z.object({ ...EventFields.shape, endpoints: z.number().int().min(0) }),
+  "PublishedEvent",
+);
 
 /** An Idempotency-Key: 1 to 255 printable ASCII characters. */
 const idempotencyKey = () =>
@@ -66,16 +68,17 @@ export const PublishHeaders = z.object({
     }),
 });
 
-/** One event of a batch: what POST /events takes, plus the Idempotency-Key it would have had as a header. */
-export const BatchEventSchema = z
-  .strictObject({
-    ...PublishEventSchema.shape,
-    idempotency_key: idempotencyKey().optional().openapi({
-      description:
-        "This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out.",
-    }),
-  })
-  .openapi("PublishBatchEvent");
+/**
+ * One event of a batch: what POST /events takes, plus the Idempotency-Key it would have had as a header.
+ * Checked by the handler; the document names it `PublishBatchEvent`.
+ */
+export const BatchEventSchema = z.strictObject({
+  ...PublishEventFields.shape,
+  idempotency_key: idempotencyKey().optional().openapi({
+    description:
+      "This event's Idempotency-Key: a repeat within 24 h (in a batch or as POST /events with the header) returns the first answer without a second fan-out.",
+  }),
+});
 
 // Each event is checked on its own in the handler, so one bad event fails alone: the body's schema
 // takes any JSON values as events and the document names what each must be.

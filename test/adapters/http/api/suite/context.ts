@@ -5,6 +5,7 @@ import {
   type Delivery,
   type EventType,
   type HeraldClient,
+  type PublishEvent,
   unwrap,
   type Webhook,
 } from "../../../../../clients/typescript/client.ts";
@@ -177,6 +178,18 @@ export function messageData(type: EventType = DELIVERED, messageId: string = cry
   };
 }
 
+/**
+ * A POST /events body of any type. The typed client ties data to the type; the suite builds events
+ * generically and the API checks each against its type.
+ */
+export function publishBody(
+  type: EventType,
+  data: object,
+  extra: { resource_id?: string; occurred_at?: string } = {},
+): PublishEvent {
+  return { type, data, ...extra } as PublishEvent;
+}
+
 /** The API suite: every call of CONTRACT §4, its errors, and tenancy. Runs against any target. */
 
 /** What every resource's cases share: the target (set once beforeAll has run) and request helpers. */
@@ -225,7 +238,7 @@ export function suiteContext(makeTarget: () => Promise<ApiTarget>) {
   const publish = (api: HeraldClient, type: EventType = DELIVERED, key?: string) =>
     unwrap(
       api.POST("/api/v1/events", {
-        body: { type, data: messageData(type) },
+        body: publishBody(type, messageData(type)),
         params: { header: key ? { "idempotency-key": key } : {} },
       }),
     );

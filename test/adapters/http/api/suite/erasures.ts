@@ -9,6 +9,7 @@ import {
   expectProblem,
   MILLIS,
   messageData,
+  publishBody,
   SENT,
   type Suite,
   UUID,
@@ -45,7 +46,7 @@ export function erasureCases(s: Suite): void {
     const data = { ...messageData(type, about.messageId), recipient: about.recipient ?? "ada@example.com" };
     return unwrap(
       api.POST("/api/v1/events", {
-        body: { type, data },
+        body: publishBody(type, data),
         params: { header: key ? { "idempotency-key": key } : {} },
       }),
     );
@@ -194,10 +195,7 @@ export function erasureCases(s: Suite): void {
       const first = await publishAbout(api, { messageId }, key);
       await unwrap(erase(api, { resource_id: messageId }));
       const again = await api.POST("/api/v1/events", {
-        body: {
-          type: DELIVERED,
-          data: { ...messageData(DELIVERED, messageId), recipient: "ada@example.com" },
-        },
+        body: publishBody(DELIVERED, { ...messageData(DELIVERED, messageId), recipient: "ada@example.com" }),
         params: { header: { "idempotency-key": key } },
       });
       expect(again.response.status).toBe(202);

@@ -23,11 +23,10 @@ import {
 } from "./context.ts";
 
 /** An event as the batch takes it. */
-const item = (type: EventType = DELIVERED, extra: Partial<PublishBatchEvent> = {}): PublishBatchEvent => ({
-  type,
-  data: messageData(type),
-  ...extra,
-});
+const item = (
+  type: EventType = DELIVERED,
+  extra: Omit<Partial<PublishBatchEvent>, "type" | "data"> & { data?: object } = {},
+): PublishBatchEvent => ({ type, data: messageData(type), ...extra }) as PublishBatchEvent;
 
 /** Something the schema refuses, sent through the typed client all the same. */
 const malformed = (value: unknown) => value as PublishBatchEvent;
@@ -83,7 +82,7 @@ export function eventBatchCases(s: Suite): void {
       expect(published.map((r) => r.replayed)).toEqual([false, false, false]);
       for (const [i, r] of published.entries()) {
         expect(r.event).toMatchObject({ tenant_id, project_id, data: events[i]!.data });
-        expect(r.event.resource_id).toBe(events[i]!.data.message_id);
+        expect(r.event.resource_id).toBe((events[i]!.data as { message_id: string }).message_id);
         const { endpoints, ...envelope } = r.event;
         expect(endpoints).toBeGreaterThanOrEqual(0);
         expect(

@@ -7,6 +7,7 @@ import {
   expectInvalid,
   expectProblem,
   messageData,
+  publishBody,
   SENT,
   type Suite,
 } from "./context.ts";
@@ -26,7 +27,7 @@ export function eventCases(s: Suite): void {
       );
 
       const data = messageData(DELIVERED);
-      const res = await api.POST("/api/v1/events", { body: { type: DELIVERED, data } });
+      const res = await api.POST("/api/v1/events", { body: publishBody(DELIVERED, data) });
       expect(res.response.status).toBe(202);
       expect(res.response.headers.get("idempotent-replayed")).toBeNull();
       const event = expectEnvelope(res.data, true);
@@ -68,7 +69,7 @@ export function eventCases(s: Suite): void {
       const { api } = await newProject();
       const res = await unwrap(
         api.POST("/api/v1/events", {
-          body: { type: SENT, data: messageData(SENT), occurred_at: "2026-11-21T10:00:00+01:00" },
+          body: publishBody(SENT, messageData(SENT), { occurred_at: "2026-11-21T10:00:00+01:00" }),
         }),
       );
       expect(res.endpoints).toBe(0);
@@ -88,7 +89,7 @@ export function eventCases(s: Suite): void {
       const { api } = await newProject();
       const w = await createWebhook(api);
       const key = `order-${crypto.randomUUID()}`;
-      const body = { type: DELIVERED, data: messageData(DELIVERED) };
+      const body = publishBody(DELIVERED, messageData(DELIVERED));
       const first = await api.POST("/api/v1/events", {
         body,
         params: { header: { "idempotency-key": key } },
@@ -106,7 +107,7 @@ export function eventCases(s: Suite): void {
       expect(firstAttempts[0]!.event_id).toBe(first.data!.id);
 
       const other = await api.POST("/api/v1/events", {
-        body: { type: DELIVERED, data: messageData(DELIVERED) },
+        body: publishBody(DELIVERED, messageData(DELIVERED)),
         params: { header: { "idempotency-key": key } },
       });
       expectProblem(other, 409, "conflict");
@@ -117,7 +118,7 @@ export function eventCases(s: Suite): void {
     it("POST /events validates the Idempotency-Key header", async () => {
       const { api } = await newProject();
       const res = await api.POST("/api/v1/events", {
-        body: { type: DELIVERED, data: messageData(DELIVERED) },
+        body: publishBody(DELIVERED, messageData(DELIVERED)),
         params: { header: { "idempotency-key": "k".repeat(256) } },
       });
       expectInvalid(res, ["header.idempotency-key"]);
