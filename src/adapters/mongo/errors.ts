@@ -55,6 +55,33 @@ const SOCKET_CODES = new Set([
 ]);
 const UNAVAILABLE_NAMES = new Set(["MongoWaitQueueTimeoutError", "MongoPoolClearedError"]);
 
+/**
+ * What a server backed by PostgreSQL (FerretDB 2 on DocumentDB, FerretDB v1) answers, as a server error
+ * with a message rather than a code, when PostgreSQL under it cannot serve now: a backend that crashed or
+ * was terminated, a server restarting, starting up or in recovery, a refused or reset connection. Each is
+ * PostgreSQL's own wording (or Go's for a dropped socket), matched whole, so that no answer about the
+ * request itself (a bad filter, a duplicate, a document too large) can be taken for one.
+ */
+const UNAVAILABLE_TEXTS = [
+  /\bunexpected EOF\b/,
+  /\bthe database system is (?:in recovery mode|starting up|shutting down|not yet accepting connections|not accepting connections)\b/,
+  /\bterminating connection due to (?:administrator command|crash of another server process|idle-session timeout|conflict with recovery|unexpected postmaster exit)\b/,
+  /\bserver closed the connection unexpectedly\b/,
+  /\bsorry, too many clients already\b/,
+  /\bremaining connection slots are reserved\b/,
+  /\bconnection reset by peer\b/,
+  /\bbroken pipe\b/,
+  /\bconnect(?:ion)?: connection refused\b/,
+  /\bconn closed\b/,
+  /\bfailed to connect to `/,
+  /\bSQLSTATE (?:57P0[1-5]|53300|08\w{3})\b/,
+];
+
+/** True for a server's answer whose text says the PostgreSQL under it cannot serve now. */
+export function isUnavailableText(message: unknown): boolean {
+  return typeof message === "string" && UNAVAILABLE_TEXTS.some((re) => re.test(message));
+}
+
 /** True for errors that say the database cannot be reached, as opposed to a bad request or a bug. */
 export function isUnavailable(e: unknown, depth = 0): boolean {
   if (UNAVAILABLE_CLASSES.some((cls) => e instanceof cls)) return true;
@@ -70,6 +97,24 @@ export function isUnavailable(e: unknown, depth = 0): boolean {
   }
   if (e instanceof MongoServerError && typeof e.code === "number" && UNAVAILABLE_CODES.has(e.code))
     return true;
+  if (e instanceof MongoBulkWriteError) {
+    // Refused statements: unavailable when at least one was refused for the database's state and the
+    // others only as duplicates (safe to repeat); any other refusal is about a statement itself.
+    const errors = (Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors]).filter(Boolean);
+    if (errors.length === 0 && isUnavailableText(e.message)) return true; // the whole command failed
+    if (
+      errors.some((w) => isUnavailableWrite(w.code, w.errmsg)) &&
+      errors.every((w) => isUnavailableWrite(w.code, w.errmsg) || isDuplicateAnswer(w.code, w.errmsg))
+    )
+      return true;
+  } else if (
+    e instanceof MongoServerError &&
+    !isDuplicateAnswer(e.code, e.message) &&
+    isUnavailableText(e.message)
+  ) {
+    // Duplicate answers are about the request, whatever else their text says.
+    return true;
+  }
   return e.cause !== undefined && e.cause !== e && isUnavailable(e.cause, depth + 1);
 }
 
@@ -129,6 +174,11 @@ function isDuplicateAnswer(code: unknown, message: unknown): boolean {
   );
 }
 
+/** True for one refused write of a bulk write whose cause is the database's state, not the statement. */
+function isUnavailableWrite(code: unknown, message: unknown): boolean {
+  return !isDuplicateAnswer(code, message) && isUnavailableText(message);
+}
+
 /** True when a single write failed only because the _id (or a unique key) exists already. */
 export function isDuplicateKey(e: unknown): boolean {
   return e instanceof MongoServerError && isDuplicateAnswer(e.code, e.message);
@@ -174,9 +224,13 @@ export async function insertAnswers(
     await insert();
   } catch (e) {
     for (const w of refusedWrites(e)) {
+      const refused = Object.assign(new Error(w.errmsg ?? "write refused"), { code: w.code });
       answers[w.index] = isDuplicateAnswer(w.code, w.errmsg)
         ? { ok: false }
-        : { error: Object.assign(new Error(w.errmsg ?? "write refused"), { code: w.code }) };
+        : // Refused for the database's state (a crashed backend): the caller's publish answers 503.
+          isUnavailableWrite(w.code, w.errmsg)
+          ? { error: new StoreUnavailableError(undefined, { cause: refused }) }
+          : { error: refused };
     }
   }
   return answers;
