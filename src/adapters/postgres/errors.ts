@@ -10,6 +10,11 @@ const UNAVAILABLE_STATES = new Set([
   "57P02", // crash_shutdown: another backend crashed, this one is being reset
   "57P03", // cannot_connect_now: starting up, shutting down, or in recovery
   "57P04", // database_dropped
+  "57P05", // idle_session_timeout: the server ended an idle session
+  "25P03", // idle_in_transaction_session_timeout: the server ended the session
+  // query_canceled: the 30 s statement_timeout (connection.ts) ran out, which is how a server that hangs
+  // answers (ADR 18), or an operator's pg_cancel_backend; neither is about the statement
+  "57014",
   "53300", // too_many_connections
   "53400", // configuration_limit_exceeded
   "25006", // read_only_sql_transaction: a standby, mid failover
