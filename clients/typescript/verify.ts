@@ -33,7 +33,10 @@ export type SignatureScheme = "herald-v1" | "standard-webhooks" | "standard-webh
 
 const SCHEMES: readonly SignatureScheme[] = ["herald-v1", "standard-webhooks", "standard-webhooks-ed25519"];
 
-/** The event envelope Herald posts (specification: Event envelope). Unknown extra fields are kept. */
+/**
+ * The event envelope Herald posts (specification: Event envelope), untyped: every HeraldEnvelope is
+ * one. Unknown extra fields are kept.
+ */
 export interface Envelope {
   id: string;
   type: string;
@@ -44,6 +47,485 @@ export interface Envelope {
   resource_id: string;
   data: Record<string, unknown>;
 }
+
+// The typed envelope of each event type, generated from the OpenAPI document (in this file, so it
+// stays one file with no imports). verifyWebhook returns a HeraldEnvelope: narrow it on `type`.
+// <generated: event types, from openapi/openapi.json by `npm run openapi`; do not edit>
+/** An object nested in event data (DnsRecord). */
+export type DnsRecord = {
+  type: string;
+  name: string;
+  value: string;
+  valid?: boolean;
+};
+/** The data of message.accepted: The provider took the message. */
+export type MessageAcceptedData = {
+  message_id: string;
+  status: "accepted";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.accepted. */
+export type MessageAcceptedEvent = {
+  id: string;
+  type: "message.accepted";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessageAcceptedData;
+};
+/** The data of message.sent: Handed off to the destination. */
+export type MessageSentData = {
+  message_id: string;
+  status: "sent";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.sent. */
+export type MessageSentEvent = {
+  id: string;
+  type: "message.sent";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessageSentData;
+};
+/** The data of message.delivered: Confirmed delivered. */
+export type MessageDeliveredData = {
+  message_id: string;
+  status: "delivered";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.delivered. */
+export type MessageDeliveredEvent = {
+  id: string;
+  type: "message.delivered";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessageDeliveredData;
+};
+/** The data of message.partially_delivered: Delivered to only part of the recipients. */
+export type MessagePartiallyDeliveredData = {
+  message_id: string;
+  status: "partially_delivered";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.partially_delivered. */
+export type MessagePartiallyDeliveredEvent = {
+  id: string;
+  type: "message.partially_delivered";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessagePartiallyDeliveredData;
+};
+/** The data of message.deferred: Temporarily postponed; still in flight. */
+export type MessageDeferredData = {
+  message_id: string;
+  status: "deferred";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.deferred. */
+export type MessageDeferredEvent = {
+  id: string;
+  type: "message.deferred";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessageDeferredData;
+};
+/** The data of message.bounced: Permanently rejected by the recipient server. */
+export type MessageBouncedData = {
+  message_id: string;
+  status: "bounced";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.bounced. */
+export type MessageBouncedEvent = {
+  id: string;
+  type: "message.bounced";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessageBouncedData;
+};
+/** The data of message.failed: Could not be sent. */
+export type MessageFailedData = {
+  message_id: string;
+  status: "failed";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.failed. */
+export type MessageFailedEvent = {
+  id: string;
+  type: "message.failed";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessageFailedData;
+};
+/** The data of message.rejected: Could not be sent. */
+export type MessageRejectedData = {
+  message_id: string;
+  status: "rejected";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.rejected. */
+export type MessageRejectedEvent = {
+  id: string;
+  type: "message.rejected";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessageRejectedData;
+};
+/** The data of message.undeliverable: Accepted but could not be delivered; terminal. */
+export type MessageUndeliverableData = {
+  message_id: string;
+  status: "undeliverable";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.undeliverable. */
+export type MessageUndeliverableEvent = {
+  id: string;
+  type: "message.undeliverable";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessageUndeliverableData;
+};
+/** The data of message.expired: The validity window ran out before delivery. */
+export type MessageExpiredData = {
+  message_id: string;
+  status: "expired";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.expired. */
+export type MessageExpiredEvent = {
+  id: string;
+  type: "message.expired";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessageExpiredData;
+};
+/** The data of message.cancelled: Cancelled by the client before submission. */
+export type MessageCancelledData = {
+  message_id: string;
+  status: "cancelled";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.cancelled. */
+export type MessageCancelledEvent = {
+  id: string;
+  type: "message.cancelled";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessageCancelledData;
+};
+/** The data of message.suppressed: Recipient was on the suppression list; nothing was sent. */
+export type MessageSuppressedData = {
+  message_id: string;
+  status: "suppressed";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.suppressed. */
+export type MessageSuppressedEvent = {
+  id: string;
+  type: "message.suppressed";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessageSuppressedData;
+};
+/** The data of message.opened: Engagement; does not change delivery status. */
+export type MessageOpenedData = {
+  message_id: string;
+  status:
+    | "accepted"
+    | "sent"
+    | "delivered"
+    | "partially_delivered"
+    | "deferred"
+    | "bounced"
+    | "failed"
+    | "rejected"
+    | "undeliverable"
+    | "expired"
+    | "cancelled"
+    | "suppressed";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.opened. */
+export type MessageOpenedEvent = {
+  id: string;
+  type: "message.opened";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessageOpenedData;
+};
+/** The data of message.clicked: Engagement; does not change delivery status. */
+export type MessageClickedData = {
+  message_id: string;
+  status:
+    | "accepted"
+    | "sent"
+    | "delivered"
+    | "partially_delivered"
+    | "deferred"
+    | "bounced"
+    | "failed"
+    | "rejected"
+    | "undeliverable"
+    | "expired"
+    | "cancelled"
+    | "suppressed";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.clicked. */
+export type MessageClickedEvent = {
+  id: string;
+  type: "message.clicked";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessageClickedData;
+};
+/** The data of message.complained: Marked as spam; to be treated as a hard signal. */
+export type MessageComplainedData = {
+  message_id: string;
+  status:
+    | "accepted"
+    | "sent"
+    | "delivered"
+    | "partially_delivered"
+    | "deferred"
+    | "bounced"
+    | "failed"
+    | "rejected"
+    | "undeliverable"
+    | "expired"
+    | "cancelled"
+    | "suppressed";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.complained. */
+export type MessageComplainedEvent = {
+  id: string;
+  type: "message.complained";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessageComplainedData;
+};
+/** The data of message.unsubscribed: Recipient opted out; suppressed automatically from then on. */
+export type MessageUnsubscribedData = {
+  message_id: string;
+  status:
+    | "accepted"
+    | "sent"
+    | "delivered"
+    | "partially_delivered"
+    | "deferred"
+    | "bounced"
+    | "failed"
+    | "rejected"
+    | "undeliverable"
+    | "expired"
+    | "cancelled"
+    | "suppressed";
+  channel: "email" | "sms" | "push" | "webhook";
+  message_type: "transactional" | "marketing";
+  recipient: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+};
+/** The envelope of message.unsubscribed. */
+export type MessageUnsubscribedEvent = {
+  id: string;
+  type: "message.unsubscribed";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: MessageUnsubscribedData;
+};
+/** The data of domain.verification_failed: A sending domain's DNS changed; it entered a grace period before sending is paused. */
+export type DomainVerificationFailedData = {
+  domain_id: string;
+  domain: string;
+  status: "verification_failed";
+  grace_period_ends_at?: string;
+  reason?: string;
+  dns_records?: DnsRecord[];
+};
+/** The envelope of domain.verification_failed. */
+export type DomainVerificationFailedEvent = {
+  id: string;
+  type: "domain.verification_failed";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: DomainVerificationFailedData;
+};
+/** The data of domain.sending_paused: A sending domain was paused after its DNS stayed out of sync. */
+export type DomainSendingPausedData = {
+  domain_id: string;
+  domain: string;
+  status: "sending_paused";
+  grace_period_ends_at?: string;
+  reason?: string;
+  dns_records?: DnsRecord[];
+};
+/** The envelope of domain.sending_paused. */
+export type DomainSendingPausedEvent = {
+  id: string;
+  type: "domain.sending_paused";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: DomainSendingPausedData;
+};
+/** The data of domain.verified: A sending domain passed verification again; sending resumed. */
+export type DomainVerifiedData = {
+  domain_id: string;
+  domain: string;
+  status: "verified";
+  grace_period_ends_at?: string;
+  reason?: string;
+  dns_records?: DnsRecord[];
+};
+/** The envelope of domain.verified. */
+export type DomainVerifiedEvent = {
+  id: string;
+  type: "domain.verified";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: DomainVerifiedData;
+};
+/** Every envelope Herald posts, discriminated by `type`: narrow on it to get the type's `data`. */
+export type HeraldEnvelope =
+  | MessageAcceptedEvent
+  | MessageSentEvent
+  | MessageDeliveredEvent
+  | MessagePartiallyDeliveredEvent
+  | MessageDeferredEvent
+  | MessageBouncedEvent
+  | MessageFailedEvent
+  | MessageRejectedEvent
+  | MessageUndeliverableEvent
+  | MessageExpiredEvent
+  | MessageCancelledEvent
+  | MessageSuppressedEvent
+  | MessageOpenedEvent
+  | MessageClickedEvent
+  | MessageComplainedEvent
+  | MessageUnsubscribedEvent
+  | DomainVerificationFailedEvent
+  | DomainSendingPausedEvent
+  | DomainVerifiedEvent;
+/** The event types of the catalog. */
+export type HeraldEventType = HeraldEnvelope["type"];
+// </generated: event types>
 
 /** The stable machine-readable reason of a failed verification; the same strings as in Python and Go. */
 export type WebhookVerificationErrorCode =
@@ -136,7 +618,7 @@ const TIMESTAMP = /^[0-9]{1,12}$/;
  * JSON envelope. Throws a {@link WebhookVerificationError} subclass on failure, a TypeError/RangeError
  * on bad options.
  */
-export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Envelope> {
+export async function verifyWebhook(options: VerifyWebhookOptions): Promise<HeraldEnvelope> {
   const scheme = options.scheme ?? "herald-v1";
   if (!SCHEMES.includes(scheme)) {
     throw new TypeError(`scheme must be one of ${SCHEMES.map((x) => `"${x}"`).join(", ")}`);
@@ -374,7 +856,11 @@ const STRING_FIELDS = [
   "resource_id",
 ] as const;
 
-function parseEnvelope(body: Uint8Array): Envelope {
+/**
+ * The envelope, checked for its fields' JSON types; `data` is taken as the type says (Herald checked
+ * it against the type before signing), so an event type newer than this file still verifies.
+ */
+function parseEnvelope(body: Uint8Array): HeraldEnvelope {
   let value: unknown;
   try {
     // fatal: invalid UTF-8 is an error, not U+FFFD; ignoreBOM: a leading BOM stays and fails JSON.parse,
@@ -390,7 +876,7 @@ function parseEnvelope(body: Uint8Array): Envelope {
       throw new InvalidPayloadError(`envelope field ${field} is not a string`);
   }
   if (!isObject(value.data)) throw new InvalidPayloadError("envelope field data is not an object");
-  return value as unknown as Envelope;
+  return value as unknown as HeraldEnvelope;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

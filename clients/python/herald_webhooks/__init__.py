@@ -15,7 +15,10 @@ import json
 import math
 import re
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, cast
+
+from . import events
+from .events import HeraldEnvelope
 
 __all__ = [
     "DEFAULT_TOLERANCE",
@@ -31,6 +34,8 @@ __all__ = [
     "SignatureMismatchError",
     "TimestampOutOfToleranceError",
     "WebhookVerificationError",
+    "HeraldEnvelope",
+    "events",
     "verify",
 ]
 
@@ -115,7 +120,7 @@ def verify(
     now: Optional[float] = None,
     scheme: str = HERALD_V1,
     public_keys: Union[str, Sequence[str], None] = None,
-) -> Dict[str, Any]:
+) -> HeraldEnvelope:
     """Verify a delivery and return its envelope as a dict.
 
     ``body`` is the raw request body (bytes, exactly as received). ``headers`` is any mapping of
@@ -193,7 +198,8 @@ def verify(
             f"no signature matches the body under the given {'public keys' if asymmetric else 'secrets'}"
         )
 
-    return _parse_envelope(raw)
+    # Herald checked data against the type before signing; narrow on envelope["type"].
+    return cast(HeraldEnvelope, _parse_envelope(raw))
 
 
 def _standard_key(secret: str) -> bytes:
@@ -305,7 +311,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _parse_envelope(raw: bytes) -> Dict[str, Any]:
+def _parse_envelope(raw: bytes) -> HeraldEnvelope:
     try:
         # Decode explicitly: json.loads(bytes) would also guess UTF-16/32, and a BOM stays and fails.
         text = raw.decode("utf-8")
