@@ -199,7 +199,7 @@ export function legacyMongoDataNotice(dataDir: string): string | null {
   return [
     `${db} holds the MongoDB files of an earlier Herald's embedded database (${wiredTiger.length} WiredTiger files).`,
     "Herald's embedded database is now PostgreSQL, and it will not start an empty one beside that data.",
-    `To keep using it: run a mongod on those files (mongod --dbpath ${db} --bind_ip 127.0.0.1) and set`,
+    `To keep using it: run a mongod of the version that wrote them on those files (mongod --dbpath ${db}) and set`,
     "MONGODB_URI=mongodb://127.0.0.1:27017, or set HERALD_STORE=mongo to start the embedded MongoDB again",
     `where a mongod binary can be had. To start fresh on the embedded PostgreSQL: move or delete ${db}${state},`,
     "or set HERALD_DATA_DIR to another directory.",
