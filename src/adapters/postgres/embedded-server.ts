@@ -25,6 +25,8 @@ export interface EmbeddedServerOptions {
   maxConnections?: number;
 }
 
+/** PostgreSQL's own bound on a frontend message (1 GB); anything longer is a broken client. */
+const MAX_MESSAGE = 0x3fffffff;
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
 const CANCEL_REQUEST = 80877102;
@@ -43,7 +45,11 @@ const ASYNC = new Set(["A", "N", "S"].map((c) => c.charCodeAt(0)));
 interface Client {
   socket: Socket;
   started: boolean;
-  input: Buffer;
+  /** Bytes received and not yet parsed, kept as chunks until the message they start is whole. */
+  input: Buffer[];
+  inputLength: number;
+  /** Length of the message the input starts with, once its header is in (0 until then). */
+  needed: number;
   turn: Buffer[];
   statements: Set<string>;
   gone: boolean;
@@ -141,15 +147,26 @@ export async function serveEmbedded(
   };
 
   const onData = (client: Client, data: Buffer) => {
-    client.input = client.input.length === 0 ? data : Buffer.concat([client.input, data]);
+    client.input.push(data);
+    client.inputLength += data.length;
+    // A large message comes in many reads: join them once it is whole, not on every read.
+    if (client.inputLength < client.needed) return;
+    let input = client.input.length === 1 ? data : Buffer.concat(client.input);
+    const keep = () => {
+      client.input = input.length > 0 ? [input] : [];
+      client.inputLength = input.length;
+    };
     for (;;) {
-      const input = client.input;
+      client.needed = 0;
       if (!client.started) {
-        if (input.length < 8) return;
+        if (input.length < 8) return keep();
         const length = input.readInt32BE(0);
-        if (input.length < length) return;
+        if (length < 8 || length > MAX_MESSAGE) return void client.socket.destroy();
+        client.needed = length;
+        if (input.length < length) return keep();
         const code = input.readInt32BE(4);
-        client.input = input.subarray(length);
+        const startup = input.subarray(0, length);
+        input = input.subarray(length);
         if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
           client.socket.write("N"); // no encryption on loopback; the client goes on in the clear
           continue;
@@ -160,15 +177,17 @@ export async function serveEmbedded(
           return;
         }
         client.started = true;
-        enqueue({ client, messages: input.subarray(0, length) });
+        enqueue({ client, messages: startup });
         continue;
       }
-      if (input.length < 5) return;
+      if (input.length < 5) return keep();
       const length = 1 + input.readInt32BE(1);
-      if (input.length < length) return;
+      if (length < 5 || length > MAX_MESSAGE) return void client.socket.destroy();
+      client.needed = length;
+      if (input.length < length) return keep();
       const type = input[0] as number;
       const msg = input.subarray(0, length);
-      client.input = input.subarray(length);
+      input = input.subarray(length);
       if (type === TERMINATE) {
         client.socket.end();
         return;
@@ -207,7 +226,9 @@ export async function serveEmbedded(
     const client: Client = {
       socket,
       started: false,
-      input: Buffer.alloc(0),
+      input: [],
+      inputLength: 0,
+      needed: 0,
       turn: [],
       statements: new Set(),
       gone: false,

@@ -111,6 +111,20 @@ describe("serveEmbedded", () => {
     }
   });
 
+  it("takes messages larger than one read whole, beside other connections' work", async () => {
+    await using_(postgres(url, { ssl: false, max: 4, onnotice: () => {} }), async (sql) => {
+      const big = (i: number) => `${i}:`.padEnd(3_000_000 + i, "abcdefghij");
+      const answers = await Promise.all(
+        [0, 1, 2, 3].map(async (i) => {
+          const [row] = await sql<{ n: number; head: string }[]>`
+            SELECT length(${big(i)}::text) AS n, left(${big(i)}::text, 2) AS head`;
+          return row;
+        }),
+      );
+      expect(answers).toEqual([0, 1, 2, 3].map((i) => ({ n: 3_000_000 + i, head: `${i}:` })));
+    });
+  });
+
   it("rolls back the transaction of a connection that leaves inside it, and the others go on", async () => {
     await using_(postgres(url, { ssl: false, max: 1, onnotice: () => {} }), async (sql) => {
       await sql`CREATE TABLE IF NOT EXISTS left_behind (v text NOT NULL)`;
