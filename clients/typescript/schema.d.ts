@@ -2937,6 +2937,23 @@ export interface components {
             /** @description How many endpoints it was fanned out to. */
             endpoints: number;
         };
+        /** @description Exactly one of `resource_id` and `recipient`. */
+        CreateErasureRequest: components["schemas"]["EraseByResourceId"] | components["schemas"]["EraseByRecipient"];
+        EraseByResourceId: {
+            /**
+             * Format: uuid
+             * @description Erase every event whose `resource_id` is this (a message's or a domain's id).
+             * @example 6f1c2b9e-8a44-4c1e-9a53-0d5b2f7e1a10
+             */
+            resource_id: string;
+        };
+        EraseByRecipient: {
+            /**
+             * @description Erase every event whose `data.recipient` is this address (compared trimmed and case-insensitively). Message events carry a recipient; domain events do not.
+             * @example ada@example.com
+             */
+            recipient: string;
+        };
         /** @description One attempt to POST one event to one endpoint. */
         Delivery: {
             /** Format: uuid */
@@ -3138,7 +3155,13 @@ export interface components {
              * @example https://example.com/webhooks/herald
              */
             url: string;
-            /** @description Event types to receive; no duplicates. */
+            /**
+             * @description Event types to receive; no duplicates.
+             * @example [
+             *       "message.delivered",
+             *       "message.bounced"
+             *     ]
+             */
             events: components["schemas"]["EventType"][];
             /** @example Order service */
             description?: string | null;
@@ -3313,7 +3336,13 @@ export interface components {
              * @example https://example.com/webhooks/herald
              */
             url?: string;
-            /** @description Event types to receive; no duplicates. */
+            /**
+             * @description Event types to receive; no duplicates.
+             * @example [
+             *       "message.delivered",
+             *       "message.bounced"
+             *     ]
+             */
             events?: components["schemas"]["EventType"][];
             /** @example Order service */
             description?: string | null;
@@ -3407,8 +3436,8 @@ export interface components {
         RecoverWebhookRequest: {
             /**
              * Format: date-time
-             * @description Start of the window (inclusive), ISO 8601.
-             * @example 2026-11-21T10:00:00Z
+             * @description Start of the window (inclusive), ISO 8601: before `until`, and at most 14 days before it.
+             * @example 2026-11-21T09:00:00Z
              */
             since: string;
             /**
@@ -3466,20 +3495,6 @@ export interface components {
              * @example 2026-11-21T10:00:00.000Z
              */
             created_at: string;
-        };
-        /** @description Exactly one of `resource_id` and `recipient`. */
-        CreateErasureRequest: {
-            /**
-             * Format: uuid
-             * @description Erase every event whose `resource_id` is this (a message's or a domain's id).
-             * @example 6f1c2b9e-8a44-4c1e-9a53-0d5b2f7e1a10
-             */
-            resource_id?: string;
-            /**
-             * @description Erase every event whose `data.recipient` is this address (compared trimmed and case-insensitively). Message events carry a recipient; domain events do not.
-             * @example ada@example.com
-             */
-            recipient?: string;
         };
         ErasureList: {
             data: components["schemas"]["Erasure"][];

@@ -61,3 +61,14 @@ export const listOf = <T extends z.ZodType>(item: T, name: string) =>
         .openapi({ description: "Pass as `cursor` for the next page; null on the last page." }),
     })
     .openapi(name);
+
+/**
+ * A schema that validates (and types) as `schema` but is documented as the named component: the
+ * routes keep their own checks and messages while the document shows the per-type union.
+ */
+export function documentedAs<T extends z.ZodType>(schema: T, component: string) {
+  return z
+    .unknown()
+    .pipe(schema)
+    .openapi({ $ref: `#/components/schemas/${component}` } as never);
+}

@@ -3,7 +3,7 @@ import type { HttpApp, HttpDeps } from "../../env.ts";
 import { AUTHENTICATED_ERRORS, BEARER_AUTH, BODY_ERRORS, errorResponses } from "../../errors.ts";
 import { jsonBody } from "../../middleware/json-body.ts";
 import { withIssuePrefix } from "../../problem.ts";
-import { CreateErasureSchema, ErasureSchema, presentErasure } from "./schema.ts";
+import { CreateErasureDocument, CreateErasureSchema, ErasureSchema, presentErasure } from "./schema.ts";
 
 export const route = createRoute({
   method: "post",
@@ -28,6 +28,8 @@ export const route = createRoute({
 });
 
 export function register(app: HttpApp, deps: HttpDeps): void {
+  // The body is named by reference only (see documentedAs), so its component is registered here.
+  app.openAPIRegistry.register("CreateErasureRequest", CreateErasureDocument);
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const record = await deps.erasures

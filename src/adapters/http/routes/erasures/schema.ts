@@ -2,21 +2,40 @@ import { z } from "@hono/zod-openapi";
 import type { ErasureRecord } from "../../../../app/ports/erasures.ts";
 import { RECIPIENT_MAX_LENGTH } from "../../../../domain/erasure.ts";
 import { isoMillis } from "../../../../domain/time.ts";
-import { listOf, pageQuery, timestamp, uuidParam } from "../shared.ts";
+import { documentedAs, listOf, pageQuery, timestamp, uuidParam } from "../shared.ts";
 
-export const CreateErasureSchema = z
-  .strictObject({
-    resource_id: z.uuid().optional().openapi({
-      description: "Erase every event whose `resource_id` is this (a message's or a domain's id).",
-      example: "6f1c2b9e-8a44-4c1e-9a53-0d5b2f7e1a10",
-    }),
-    recipient: z.string().min(1).max(RECIPIENT_MAX_LENGTH).optional().openapi({
-      description:
-        "Erase every event whose `data.recipient` is this address (compared trimmed and case-insensitively). Message events carry a recipient; domain events do not.",
-      example: "ada@example.com",
-    }),
-  })
+const resourceId = z.uuid().openapi({
+  description: "Erase every event whose `resource_id` is this (a message's or a domain's id).",
+  example: "6f1c2b9e-8a44-4c1e-9a53-0d5b2f7e1a10",
+});
+const recipient = z.string().min(1).max(RECIPIENT_MAX_LENGTH).regex(/\S/).openapi({
+  description:
+    "Erase every event whose `data.recipient` is this address (compared trimmed and case-insensitively). Message events carry a recipient; domain events do not.",
+  example: "ada@example.com",
+});
+
+/** The document's view: exactly one of the two subjects, which the runtime schema checks with its own messages. */
+export const CreateErasureDocument = z
+  .union([
+    z.strictObject({ resource_id: resourceId }).openapi("EraseByResourceId"),
+    z.strictObject({ recipient }).openapi("EraseByRecipient"),
+  ])
   .openapi("CreateErasureRequest", { description: "Exactly one of `resource_id` and `recipient`." });
+
+const CreateErasureFields = z.strictObject({
+  resource_id: z.uuid().optional().openapi({
+    description: "Erase every event whose `resource_id` is this (a message's or a domain's id).",
+    example: "6f1c2b9e-8a44-4c1e-9a53-0d5b2f7e1a10",
+  }),
+  recipient: z.string().min(1).max(RECIPIENT_MAX_LENGTH).optional().openapi({
+    description:
+      "Erase every event whose `data.recipient` is this address (compared trimmed and case-insensitively). Message events carry a recipient; domain events do not.",
+    example: "ada@example.com",
+  }),
+});
+
+/** The body of POST /erasures, documented as `CreateErasureRequest`. */
+export const CreateErasureSchema = documentedAs(CreateErasureFields, "CreateErasureRequest");
 
 export const ErasureSchema = z
   .object({

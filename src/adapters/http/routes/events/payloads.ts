@@ -135,17 +135,6 @@ export const PublishedEventUnion = union(
   "The envelope as it is posted to endpoints, plus how many endpoints it was fanned out to.",
 );
 
-/**
- * A schema that validates (and types) as `schema` but is documented as the named component: the
- * routes keep their own checks and messages while the document shows the per-type union.
- */
-export function documentedAs<T extends z.ZodType>(schema: T, component: string) {
-  return z
-    .unknown()
-    .pipe(schema)
-    .openapi({ $ref: `#/components/schemas/${component}` } as never);
-}
-
 const SIGNATURE_HEADERS = z.object({
   "X-Webhook-Id": z
     .string()

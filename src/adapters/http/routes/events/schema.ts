@@ -2,8 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { MAX_BATCH_EVENTS } from "../../../../app/events.ts";
 import { EVENT_ID_PATTERN } from "../../../../domain/envelope.ts";
 import { ProblemSchema, ValidationProblemSchema } from "../../errors.ts";
-import { EventTypeSchema, timestamp } from "../shared.ts";
-import { documentedAs } from "./payloads.ts";
+import { documentedAs, EventTypeSchema, timestamp } from "../shared.ts";
 
 // The runtime checks of events; the document names the per-type unions of payloads.ts instead.
 const PublishEventFields = z.strictObject({

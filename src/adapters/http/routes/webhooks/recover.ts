@@ -7,13 +7,20 @@ import { withIssuePrefix } from "../../problem.ts";
 import { timestamp } from "../shared.ts";
 import { WebhookIdParams } from "./schema.ts";
 
-const instant = (description: string) =>
-  z.iso.datetime({ offset: true }).openapi({ example: "2026-11-21T10:00:00Z", description });
+const instant = (description: string, example: string) =>
+  z.iso.datetime({ offset: true }).openapi({ example, description });
 
+// The examples make a window the API takes (until after since, at most 14 days apart).
 export const RecoverWebhookSchema = z
   .strictObject({
-    since: instant("Start of the window (inclusive), ISO 8601."),
-    until: instant("End of the window (exclusive), ISO 8601; defaults to now.").optional(),
+    since: instant(
+      "Start of the window (inclusive), ISO 8601: before `until`, and at most 14 days before it.",
+      "2026-11-21T09:00:00Z",
+    ),
+    until: instant(
+      "End of the window (exclusive), ISO 8601; defaults to now.",
+      "2026-11-21T10:00:00Z",
+    ).optional(),
   })
   .openapi("RecoverWebhookRequest");
 

@@ -29,7 +29,12 @@ const events = z
       seen.add(t);
     });
   })
-  .openapi({ uniqueItems: true, description: "Event types to receive; no duplicates." });
+  // The example subscribes to the type the test-event example sends, so the two examples work together.
+  .openapi({
+    uniqueItems: true,
+    description: "Event types to receive; no duplicates.",
+    example: ["message.delivered", "message.bounced"],
+  });
 
 const description = z.string().max(1024).nullable().openapi({ example: "Order service" });
 

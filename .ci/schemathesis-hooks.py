@@ -1,0 +1,58 @@
+"""Schemathesis hooks for .ci/schemathesis: rules of Herald's API that no schema can state.
+
+The document states what a schema can (types, formats, the per-type event payloads, "exactly one of"
+as a union); these hooks keep generated requests within the two rules it cannot, so schemathesis
+reaches the handlers instead of hearing 409 or 422 about them:
+
+- an Idempotency-Key names one event: a repeat with another body answers 409 by design, so every
+  request that carries a key gets one of its own (a valid key stays valid: printable ASCII);
+- an event's optional resource_id must equal its data.message_id or data.domain_id (a value of
+  another field, which JSON Schema cannot compare), so a generated one is set to that value.
+
+Only well-formed values are touched, so negative cases (wrong types, bad formats) reach the API as
+generated.
+"""
+
+import re
+import uuid
+
+import schemathesis
+
+PRINTABLE = re.compile(r"^[\x20-\x7e]{1,255}$")
+UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def _own_key(key):
+    return f"st-{uuid.uuid4()}" if isinstance(key, str) and PRINTABLE.match(key) else key
+
+
+def _subject(event):
+    if not isinstance(event, dict) or not isinstance(event.get("data"), dict):
+        return
+    resource_id = event.get("resource_id")
+    if not isinstance(resource_id, str) or not UUID.match(resource_id):
+        return
+    for field in ("message_id", "domain_id"):
+        value = event["data"].get(field)
+        if isinstance(value, str) and UUID.match(value):
+            event["resource_id"] = value
+            return
+
+
+@schemathesis.hook
+def before_call(context, case, **kwargs):
+    path = case.operation.path
+    if path not in ("/api/v1/events", "/api/v1/events/batch"):
+        return
+    if case.headers:
+        for name in list(case.headers):
+            if name.lower() == "idempotency-key":
+                case.headers[name] = _own_key(case.headers[name])
+    body = case.body
+    if path == "/api/v1/events":
+        _subject(body)
+    elif isinstance(body, dict) and isinstance(body.get("events"), list):
+        for event in body["events"]:
+            _subject(event)
+            if isinstance(event, dict) and "idempotency_key" in event:
+                event["idempotency_key"] = _own_key(event["idempotency_key"])
