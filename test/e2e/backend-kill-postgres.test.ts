@@ -1,15 +1,10 @@
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgres } from "../../src/adapters/postgres/connection.ts";
 import { connectPostgres } from "../../src/adapters/postgres/index.ts";
-import { systemClock, systemIds } from "../../src/adapters/system.ts";
-import { tokenUseCases } from "../../src/app/tokens.ts";
-import { type HeraldProcess, startHerald } from "../support/herald-process.ts";
-import { PATIENCE_MS } from "../support/patience.ts";
 import { type FreshPostgres, freshPostgresDatabase } from "../support/postgres.ts";
 import { type OwnPostgres, postgresBinaries, startOwnPostgres } from "../support/postgres-server.ts";
-import { type Receiver, startReceiver } from "../support/receiver.ts";
-import { eventBody, eventIdOf, PROGRESS_TEST_TIMEOUT_MS, waitForProgress } from "./delivery-support.ts";
+import { expectNothingLost, heraldOn, publishLoad, type World } from "./backend-kill-support.ts";
+import { PROGRESS_TEST_TIMEOUT_MS, waitForProgress } from "./delivery-support.ts";
 
 // Issue 17 item 8, on the PostgreSQL store: a database that errs is the same condition as one that cannot
 // be reached. Publishes keep coming while the server ends Herald's connections under it:
@@ -24,130 +19,6 @@ import { eventBody, eventIdOf, PROGRESS_TEST_TIMEOUT_MS, waitForProgress } from 
 // database-outage-postgres.test.ts covers the database going away whole (stops, resets, silence).
 
 const OWN_SERVER = postgresBinaries();
-/** Accepted events not yet delivered above which the publishers pause (the final wait stays short). */
-const BACKLOG = 60;
-
-interface World {
-  herald: HeraldProcess;
-  receiver: Receiver;
-  token: string;
-  close(): Promise<void>;
-}
-
-/** Herald on `url` (schema and token made directly), an endpoint at a receiver that verifies signatures. */
-async function heraldOn(url: string, options: FreshPostgres["options"] = {}): Promise<World> {
-  const connection = await connectPostgres(url, options);
-  let token: string;
-  try {
-    token = (
-      await tokenUseCases({
-        tokens: connection.repositories.tokens,
-        clock: systemClock,
-        ids: systemIds,
-      }).create({ name: "backend-kill" })
-    ).token;
-  } finally {
-    await connection.repositories.close();
-  }
-  const secrets: string[] = [];
-  const receiver = await startReceiver({ secrets });
-  const herald = await startHerald({
-    env: {
-      DATABASE_URL: url,
-      HERALD_MASTER_KEY: randomBytes(32).toString("base64"),
-      HERALD_ALLOW_HTTP_URLS: "true",
-      HERALD_DELIVERY_TIMEOUT: "5s",
-      HERALD_LEASE_MARGIN: "5s",
-      HERALD_RETRY_SCHEDULE: Array(30).fill("1s").join(","),
-    },
-  });
-  const created = await fetch(`${herald.baseUrl}/api/v1/webhooks`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ url: receiver.url, events: ["message.delivered"] }),
-  });
-  expect(created.status).toBe(201);
-  secrets.push(((await created.json()) as { secret: string }).secret);
-  return {
-    herald,
-    receiver,
-    token,
-    async close() {
-      await herald.stop(20_000);
-      await receiver.close();
-    },
-  };
-}
-
-/** Publishers that keep publishing until stopped, counting every answer by status. */
-function publishLoad(w: World, publishers = 4) {
-  const accepted = new Set<string>();
-  const answers = new Map<number, number>();
-  let withoutRetryAfter = 0;
-  const failures: string[] = [];
-  let stop = false;
-  const delivered = () => new Set(w.receiver.requests.map(eventIdOf)).size;
-  const one = async () => {
-    while (!stop) {
-      let status = 0;
-      try {
-        const r = await fetch(`${w.herald.baseUrl}/api/v1/events`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${w.token}`, "content-type": "application/json" },
-          body: JSON.stringify(eventBody("message.delivered")),
-          signal: AbortSignal.timeout(PATIENCE_MS),
-        });
-        status = r.status;
-        const text = await r.text();
-        if (status === 202) accepted.add((JSON.parse(text) as { id: string }).id);
-        else if (status === 503 && !/^\d+$/.test(r.headers.get("retry-after") ?? "")) withoutRetryAfter++;
-        else if (status !== 503 && failures.length < 5) failures.push(`${status}: ${text.slice(0, 300)}`);
-      } catch (e) {
-        if (failures.length < 5) failures.push(`no answer: ${(e as Error).message}`);
-      }
-      answers.set(status, (answers.get(status) ?? 0) + 1);
-      await new Promise((r) => setTimeout(r, 20));
-      while (!stop && accepted.size - delivered() > BACKLOG) await new Promise((r) => setTimeout(r, 100));
-    }
-  };
-  const running = Array.from({ length: publishers }, one);
-  return {
-    accepted,
-    answers,
-    failures,
-    delivered,
-    get withoutRetryAfter() {
-      return withoutRetryAfter;
-    },
-    async stop() {
-      stop = true;
-      await Promise.all(running);
-    },
-  };
-}
-
-/** After the load: only 202 and 503 (with Retry-After), and every accepted event delivered, signed. */
-async function expectNothingLost(w: World, load: ReturnType<typeof publishLoad>) {
-  const statuses = [...load.answers.keys()].sort();
-  expect(
-    statuses.filter((s) => s !== 202 && s !== 503),
-    `every publish answers 202 or 503: ${JSON.stringify([...load.answers])}\n${load.failures.join("\n")}\n${w.herald.output().split("\n").slice(-20).join("\n")}`,
-  ).toEqual([]);
-  expect(load.withoutRetryAfter, "every 503 says when to come back (Retry-After)").toBe(0);
-  await waitForProgress(
-    () => {
-      const seen = new Set(w.receiver.requests.map(eventIdOf));
-      return [...load.accepted].filter((id) => seen.has(id)).length;
-    },
-    load.accepted.size,
-    (n) => `${n} of ${load.accepted.size} accepted events delivered`,
-    { everyMs: 300 },
-  );
-  expect(w.receiver.requests.every((r) => r.verdict.ok)).toBe(true);
-  const ready = await fetch(`${w.herald.baseUrl}/readyz`);
-  expect(ready.status).toBe(200);
-  expect(w.herald.child.exitCode).toBeNull();
-}
 
 // With no PostgreSQL server for the run, the store is an embedded one in this process: no backends to end.
 describe.skipIf(!process.env.DATABASE_URL && !OWN_SERVER)(
@@ -158,7 +29,10 @@ describe.skipIf(!process.env.DATABASE_URL && !OWN_SERVER)(
 
     beforeAll(async () => {
       db = await freshPostgresDatabase("herald_backend_kill");
-      w = await heraldOn(db.url, db.options);
+      w = await heraldOn({ DATABASE_URL: db.url }, async () => {
+        const c = await connectPostgres(db.url, db.options);
+        return { tokens: c.repositories.tokens, close: () => c.repositories.close() };
+      });
     });
 
     afterAll(async () => {
@@ -216,7 +90,10 @@ describe.skipIf(!OWN_SERVER)(
 
     beforeAll(async () => {
       server = await startOwnPostgres();
-      w = await heraldOn(server.url);
+      w = await heraldOn({ DATABASE_URL: server.url }, async () => {
+        const c = await connectPostgres(server.url);
+        return { tokens: c.repositories.tokens, close: () => c.repositories.close() };
+      });
     });
 
     afterAll(async () => {
