@@ -2976,7 +2976,10 @@ export interface components {
             response_status: number | null;
             /** @description The first 4 KiB of the answer, as text. */
             response_body: string | null;
-            /** @enum {string|null} */
+            /**
+             * @description Why the attempt did not succeed: how its send failed, or `superseded` on a `cancelled` automatic attempt that was never sent because another attempt of the same event to this endpoint succeeded first (ADR 19). Null otherwise.
+             * @enum {string|null}
+             */
             error: "timeout" | "connection_error" | "dns_error" | "tls_error" | "blocked_address" | "http_status" | "redirect" | "superseded" | null;
             duration_ms: number | null;
             /**

@@ -16,7 +16,10 @@ export const DeliverySchema = z
     url: z.string().openapi({ format: "uri", description: "The endpoint URL this attempt used." }),
     response_status: z.number().int().nullable(),
     response_body: z.string().nullable().openapi({ description: "The first 4 KiB of the answer, as text." }),
-    error: z.enum(DELIVERY_ERRORS).nullable(),
+    error: z.enum(DELIVERY_ERRORS).nullable().openapi({
+      description:
+        "Why the attempt did not succeed: how its send failed, or `superseded` on a `cancelled` automatic attempt that was never sent because another attempt of the same event to this endpoint succeeded first (ADR 19). Null otherwise.",
+    }),
     duration_ms: z.number().int().nullable(),
     scheduled_at: timestamp("When the attempt is or was due."),
     attempted_at: timestamp("When it was made.").nullable(),
