@@ -310,6 +310,14 @@ export function deliveryContract(store: () => Repositories): void {
         const otherManual = aDelivery(scope, { ...pair, attempt: 4, trigger: "manual" });
         const otherEvent = aDelivery(scope, { webhookId, scheduledAt: at(5000) });
         const otherEndpoint = aDelivery(scope, { eventId, scheduledAt: at(5000) });
+        // In the same batch, another pair's failure with its follow-up: both are written beside the cancel.
+        const elsewhere = aDelivery(scope, { webhookId });
+        const followUp = aDelivery(scope, {
+          webhookId,
+          eventId: elsewhere.eventId,
+          attempt: 2,
+          scheduledAt: at(7000),
+        });
         await store().deliveries.insertMany([
           first,
           automatic,
@@ -317,9 +325,15 @@ export function deliveryContract(store: () => Repositories): void {
           otherManual,
           otherEvent,
           otherEndpoint,
+          elsewhere,
         ]);
 
-        await store().deliveries.record([succeeded(manual)]);
+        await store().deliveries.record([
+          failed(elsewhere, { next: followUp, nextAttemptAt: followUp.scheduledAt }),
+          succeeded(manual),
+        ]);
+        expect(await store().deliveries.get(scope, elsewhere.id)).toMatchObject({ status: "failed" });
+        expect(await store().deliveries.get(scope, followUp.id)).toEqual(followUp);
 
         const get = (d: Delivery) => store().deliveries.get(scope, d.id);
         expect(await get(automatic)).toEqual({ ...automatic, status: "cancelled", error: "superseded" });
@@ -329,9 +343,9 @@ export function deliveryContract(store: () => Repositories): void {
         expect(await get(otherEvent)).toEqual(otherEvent);
         expect(await get(otherEndpoint)).toEqual(otherEndpoint);
         expect(ids(await dueAll(at(10_000))).sort()).toEqual(
-          [otherManual.id, otherEvent.id, otherEndpoint.id].sort(),
+          [otherManual.id, otherEvent.id, otherEndpoint.id, followUp.id].sort(),
         );
-        expect((await store().deliveries.countPending([webhookId])).get(webhookId)).toBe(2);
+        expect((await store().deliveries.countPending([webhookId])).get(webhookId)).toBe(3);
 
         // Repeating the write (after a crash) changes nothing.
         await store().deliveries.record([succeeded(manual)]);
