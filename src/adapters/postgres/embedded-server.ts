@@ -35,6 +35,7 @@ const CANCEL_REQUEST = 80877102;
 const TURN_ENDS = new Set(["S", "Q", "H", "c", "f", "F"].map((c) => c.charCodeAt(0)));
 const TERMINATE = "X".charCodeAt(0);
 const PARSE = "P".charCodeAt(0);
+const QUERY = "Q".charCodeAt(0);
 const CLOSE = "C".charCodeAt(0);
 const READY = "Z".charCodeAt(0);
 const IDLE = "I".charCodeAt(0);
@@ -119,13 +120,16 @@ export async function serveEmbedded(
   };
 
   /**
-   * Leaves the backend as a departed client should: its batch ended (a Sync, a no-op when none is open),
-   * its transaction rolled back, its named statements freed (they would otherwise pile up in the one session).
+   * Leaves the backend as a departed client should: a COPY from it failed and its batch ended (CopyFail and
+   * Sync; PostgreSQL ignores each where there is nothing to end), its transaction rolled back, its named
+   * statements freed (they would otherwise pile up in the one session).
    */
   const cleanUp = async (client: Client): Promise<boolean> => {
     try {
       await db.runExclusive(async () => {
-        await db.execProtocolRaw(message("S", Buffer.alloc(0)));
+        await db.execProtocolRaw(
+          Buffer.concat([message("f", cstring("client gone")), message("S", Buffer.alloc(0))]),
+        );
         if (db.isInTransaction()) await db.execProtocolRaw(message("Q", cstring("ROLLBACK")));
         if (client.statements.size > 0) {
           const closes = [...client.statements].map((name) =>
@@ -193,7 +197,7 @@ export async function serveEmbedded(
         return;
       }
       noteStatements(client, type, msg);
-      client.turn.push(msg);
+      client.turn.push(withoutCopyIn(type, msg));
       if (TURN_ENDS.has(type)) {
         const messages = Buffer.concat(client.turn);
         client.turn = [];
@@ -276,6 +280,30 @@ function noteStatements(client: Client, type: number, msg: Buffer): void {
   } else if (type === CLOSE && msg[5] === "S".charCodeAt(0)) {
     client.statements.delete(readCString(msg, 6));
   }
+}
+
+/** COPY ... FROM STDIN: PGlite's backend exits on it (the instance is dead from then on). */
+const COPY_IN = /\bcopy\b[\s\S]*\bfrom\s+stdin\b/i;
+/** What runs instead: PostgreSQL raises the error, so the protocol and transaction states stay its own. */
+const COPY_IN_REFUSED =
+  "DO $$BEGIN RAISE EXCEPTION USING ERRCODE = 'feature_not_supported', MESSAGE = " +
+  "'COPY FROM STDIN is not supported by the embedded PostgreSQL (PGlite): insert from unnest() instead'; END$$";
+
+/** The message to pass on: a Query or Parse of COPY FROM STDIN becomes one that raises an error. */
+function withoutCopyIn(type: number, msg: Buffer): Buffer {
+  if (type === QUERY) {
+    const text = readCString(msg, 5);
+    return COPY_IN.test(text) ? message("Q", cstring(COPY_IN_REFUSED)) : msg;
+  }
+  if (type === PARSE) {
+    const name = readCString(msg, 5);
+    const textAt = 5 + Buffer.byteLength(name) + 1;
+    const text = readCString(msg, textAt);
+    if (!COPY_IN.test(text)) return msg;
+    const types = msg.subarray(textAt + Buffer.byteLength(text) + 1);
+    return message("P", Buffer.concat([cstring(name), cstring(COPY_IN_REFUSED), types]));
+  }
+  return msg;
 }
 
 function readCString(buf: Buffer, at: number): string {

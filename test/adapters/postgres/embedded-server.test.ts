@@ -154,6 +154,23 @@ describe("serveEmbedded", () => {
     probe.socket.destroy();
   });
 
+  it("refuses COPY FROM STDIN (PGlite's backend would exit) with an error, and keeps serving", async () => {
+    await using_(postgres(url, { ssl: false, max: 1, onnotice: () => {} }), async (sql) => {
+      await sql`CREATE TABLE IF NOT EXISTS copied (v text NOT NULL)`;
+      const inTransaction = await sql
+        .begin(async (tx) => {
+          await tx`INSERT INTO copied VALUES ('in the transaction')`;
+          await tx.unsafe("COPY copied FROM STDIN");
+        })
+        .catch((e: unknown) => e);
+      expect(inTransaction).toMatchObject({ code: "0A000" });
+      expect((inTransaction as Error).message).toContain("COPY FROM STDIN is not supported");
+      const simple = await sql.unsafe("copy copied (v) from stdin").catch((e: unknown) => e);
+      expect(simple).toMatchObject({ code: "0A000" });
+      expect(await sql`SELECT count(*)::int AS n FROM copied`).toEqual([{ n: 0 }]);
+    });
+  });
+
   it("answers an SSL request with 'N' and goes on in the clear", async () => {
     await using_(postgres(url, { ssl: "prefer", max: 1, onnotice: () => {} }), async (sql) => {
       expect((await sql<{ v: number }[]>`SELECT 1 AS v`)[0]?.v).toBe(1);
