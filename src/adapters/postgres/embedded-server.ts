@@ -17,6 +17,8 @@ export interface EmbeddedServer {
   port: number;
   /** Stops accepting, closes every connection and waits for the backend to be left idle. */
   close(): Promise<void>;
+  /** Why PGlite failed, once it has (every connection then gets an error); null while it works. */
+  readonly failure: string | null;
 }
 
 export interface EmbeddedServerOptions {
@@ -75,6 +77,9 @@ export async function serveEmbedded(
   let owner: Client | null = null;
   let running = false;
   let drained: (() => void) | null = null;
+  /** Set when PGlite itself failed: nothing can run any more. */
+  let failure: string | null = null;
+  const failedText = () => `the embedded PostgreSQL failed (${failure}); restart Herald`;
 
   const pump = async () => {
     if (running) return;
@@ -110,11 +115,17 @@ export async function serveEmbedded(
           },
         }),
       );
-    } catch {
-      // PGlite itself failed (not an SQL error, which is an ErrorResponse): this client cannot trust its
-      // session any more. Drop it; its clean-up resets the backend so the others go on.
-      client.socket.destroy();
-      return cleanUp(client);
+    } catch (e) {
+      // PGlite itself failed (an SQL error is an ErrorResponse, not a throw). Seen: its backend exits, and
+      // every later call hangs. Fail every connection now, and each new one, so clients see an error
+      // instead of waiting forever.
+      failure = String((e as Error)?.message ?? e);
+      jobs.length = 0;
+      for (const c of clients) {
+        c.socket.end(errorResponse("XX000", failedText()));
+        setTimeout(() => c.socket.destroy(), 1_000).unref();
+      }
+      return true;
     }
     return ready.idle;
   };
@@ -125,6 +136,7 @@ export async function serveEmbedded(
    * statements freed (they would otherwise pile up in the one session).
    */
   const cleanUp = async (client: Client): Promise<boolean> => {
+    if (failure !== null) return true;
     try {
       await db.runExclusive(async () => {
         await db.execProtocolRaw(
@@ -146,6 +158,7 @@ export async function serveEmbedded(
   };
 
   const enqueue = (job: Job) => {
+    if (failure !== null) return;
     jobs.push(job);
     void pump();
   };
@@ -216,14 +229,18 @@ export async function serveEmbedded(
   };
 
   const server: Server = createServer({ noDelay: true }, (socket) => {
-    if (clients.size >= maxConnections) {
+    if (failure !== null || clients.size >= maxConnections) {
       // Told why, then let go: a client that keeps its end open after the error (postgres.js does) would
       // otherwise hold the socket, and close(), forever.
       refused.add(socket);
       socket.on("close", () => refused.delete(socket));
       socket.on("error", () => socket.destroy());
       socket.resume();
-      socket.end(errorResponse("53300", "sorry, too many clients already"));
+      socket.end(
+        failure !== null
+          ? errorResponse("XX000", failedText())
+          : errorResponse("53300", "sorry, too many clients already"),
+      );
       setTimeout(() => socket.destroy(), 1_000).unref();
       return;
     }
@@ -256,6 +273,9 @@ export async function serveEmbedded(
   return {
     host,
     port: address.port,
+    get failure() {
+      return failure;
+    },
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const client of clients) client.socket.destroy();

@@ -77,7 +77,8 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
           await rm(stateFile(dir), { force: true });
           try {
             await server.close();
-            await opened.close();
+            // A PGlite that failed hangs on every call, close() included: leave it to the process's end.
+            if (server.failure === null) await opened.close();
           } finally {
             await unlock(dir);
           }

@@ -195,3 +195,27 @@ async function using_<T>(sql: postgres.Sql, fn: (sql: postgres.Sql) => Promise<T
     await sql.end({ timeout: 5 });
   }
 }
+
+describe("serveEmbedded when PGlite itself fails", () => {
+  it("fails every connection, and each new one, with an error instead of leaving them waiting", async () => {
+    const broken = await PGlite.create({ dataDir: "memory://" });
+    const failing = await serveEmbedded(broken);
+    const brokenUrl = `postgres://postgres@127.0.0.1:${failing.port}/postgres`;
+    try {
+      await using_(postgres(brokenUrl, { ssl: false, max: 1, onnotice: () => {} }), async (sql) => {
+        expect(await sql`SELECT 1 AS v`).toEqual([{ v: 1 }]);
+        // As PGlite's backend exiting looks from here: the call throws.
+        broken.execProtocolRawStream = () => Promise.reject(new Error("Program terminated with exit(1)"));
+        // The statement in flight fails (postgres.js reports the closed connection), and does not hang.
+        expect(await sql`SELECT 2 AS v`.catch((e: unknown) => e)).toBeInstanceOf(Error);
+        expect(failing.failure).toContain("exit(1)");
+      });
+      await using_(postgres(brokenUrl, { ssl: false, max: 1, onnotice: () => {} }), async (sql) => {
+        const next = await sql`SELECT 3 AS v`.catch((e: unknown) => e);
+        expect(next).toMatchObject({ code: "XX000" });
+      });
+    } finally {
+      await failing.close();
+    }
+  });
+});
