@@ -34,5 +34,9 @@ repositoryContract("postgres", async () => {
 
 consoleContract("postgres", async () => {
   await emptyTables();
-  return { repos: connection.repositories, ...createPostgresConsoleStore(connection.sql), cleanup: async () => {} };
+  return {
+    repos: connection.repositories,
+    ...createPostgresConsoleStore(connection.sql),
+    cleanup: async () => {},
+  };
 });
