@@ -19,7 +19,7 @@ const RUNTIMES = [
   { name: "bun", args: [fixture], trust: (ca: string) => ({ NODE_EXTRA_CA_CERTS: ca }) },
   {
     name: "deno",
-    args: ["run", "--allow-all", "--no-config", "--no-lock", fixture],
+    args: ["run", "--allow-all", "--node-modules-dir=manual", "--no-lock", fixture],
     trust: (ca: string) => ({ DENO_CERT: ca }),
   },
 ] as const;
