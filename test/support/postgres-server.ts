@@ -91,7 +91,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
   let url: string;
   try {
     url = exported(
-      await runScript("postgres.sh", ["start", state], {
+      await runScript("postgres.sh", ["start", state, "--durable"], {
         POSTGRES_PORT: String(port),
         POSTGRES_INSTALL: "no",
       }),
