@@ -83,12 +83,17 @@ async function openPostgres(
       // Every statement is one round trip; the metrics count them by their first keyword.
       debug: (_connection, query) => onCommand(firstKeyword(query), "", 0),
     });
+    // The ping renews a pool whose connections went silent while the database answers new ones (ADR 18):
+    // run it on a timer too, so the engine recovers even when nobody asks /readyz.
+    const heal = setInterval(() => void repositories.ping().catch(() => {}), POOL_CHECK_MS);
+    (heal as { unref?: () => void }).unref?.();
     return {
       repos: repositories,
       console: createPostgresConsoleStore(sql),
       liveness: null,
       startedHere: embedded !== null,
       async close() {
+        clearInterval(heal);
         await repositories.close();
         await embedded?.stop();
       },
@@ -150,6 +155,9 @@ async function openMongo(config: Config, logger: Logger, onCommand: CommandListe
  * timeout, the longest a stuck operation can hold a connection, so the driver's own recovery comes first.
  */
 const LIVENESS = { everyMs: 5_000, wedgedAfterMs: 60_000, probeTimeoutMs: 5_000 };
+
+/** How often the PostgreSQL pool is checked for connections that went silent. */
+const POOL_CHECK_MS = 5_000;
 
 /** The statement's kind: its first word, upper-cased (SELECT, INSERT, WITH, ...). */
 function firstKeyword(query: string): string {

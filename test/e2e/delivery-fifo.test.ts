@@ -101,6 +101,18 @@ describe("ordered delivery across processes and a crash (real processes, HTTPS)"
   }
 
   it("delivers every FIFO endpoint's events in acceptance order, one at a time, through a SIGKILL", async () => {
+    // The shards settle first: three processes started together rebalance for a few seconds, and the
+    // owner read while one is still handing shards over may not be the owner once the events flow.
+    await waitUntil(
+      async () => {
+        const now = Date.now();
+        const heads = await world.repos.shards.heads();
+        const owners = new Set(heads.map((l) => l.owner.split(":")[0]));
+        return owners.size === herald.length && heads.every((l) => l.expiresAt.getTime() > now);
+      },
+      120_000,
+      () => "every process owning shards, none in hand-over",
+    );
     const victimName = await ownerOf(endpoints[0]!.id);
     const victim = herald[Number(victimName.slice(1))]!;
     const survivors = herald.filter((h) => h !== victim);

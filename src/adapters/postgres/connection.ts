@@ -27,3 +27,73 @@ export function openPostgres(url: string, options: Options<Record<string, postgr
     types: { ...DEFAULT_POSTGRES_OPTIONS.types, ...options.types },
   });
 }
+
+/** A client whose connections can be replaced while the repositories keep the same `sql`. */
+export interface RenewableSql {
+  /** Stands for the current client: every call and property reaches whichever client is current. */
+  sql: Sql;
+  /**
+   * Replaces the client with a fresh one and destroys the old one's connections at once: statements
+   * waiting on them fail (as unavailable) and callers try again on new connections.
+   */
+  renew(): void;
+}
+
+/**
+ * A client that can be renewed. A connection to a server that went silent (a network partition, a
+ * firewall dropping packets, a proxy that stopped forwarding) never fails by itself: the server's
+ * statement_timeout cannot reach it, and TCP keepalive gives up only after many minutes. The only cure
+ * is new connections, which `renew` makes without the repositories noticing.
+ */
+export function renewablePostgres(
+  url: string,
+  options: Options<Record<string, postgres.PostgresType>> = {},
+): RenewableSql {
+  let current = openPostgres(url, options);
+  const sql = new Proxy(function stand() {} as unknown as Sql, {
+    apply: (_target, _self, args) =>
+      Reflect.apply(current as unknown as (...a: unknown[]) => unknown, current, args),
+    get: (_target, prop) => {
+      const value: unknown = Reflect.get(current, prop);
+      return typeof value === "function" ? value.bind(current) : value;
+    },
+  });
+  return {
+    sql,
+    renew() {
+      const old = current;
+      current = openPostgres(url, options);
+      keepTypes(old, current);
+      void old.end({ timeout: 0 }).catch(() => {});
+    },
+  };
+}
+
+/** The parts of postgres.js's options (`sql.options`) that hold what it learnt of the server's types. */
+interface TypeState {
+  fetch_types: boolean;
+  parsers: Record<number, unknown>;
+  serializers: Record<number, unknown>;
+  shared: { typeArrayMap: Record<number, number> };
+}
+
+/**
+ * Stops `sql` from asking the server for its array types on every new connection, once it knows them
+ * (after its first statement succeeded). postgres.js asks on each connect, and when that connection is
+ * closed mid-question (a database shutting down, a backend killed) its promise is rejected with nobody
+ * listening: an unhandled rejection that ends the process. Array types do not change under a running
+ * server, so one answer serves every later connection.
+ */
+export function typesKnown(sql: Sql): void {
+  (sql.options as unknown as TypeState).fetch_types = false;
+}
+
+/** Hands what `from` learnt of the server's types to `to`, which then never asks (see typesKnown). */
+function keepTypes(from: Sql, to: Sql): void {
+  const a = from.options as unknown as TypeState;
+  const b = to.options as unknown as TypeState;
+  Object.assign(b.parsers, a.parsers);
+  Object.assign(b.serializers, a.serializers);
+  Object.assign(b.shared.typeArrayMap, a.shared.typeArrayMap);
+  b.fetch_types = a.fetch_types;
+}

@@ -1,7 +1,7 @@
 import type { Options, PostgresType, Sql } from "postgres";
 import type { Repositories } from "../../app/ports/store.ts";
 import { StoreUnavailableError } from "../../app/ports/store.ts";
-import { openPostgres } from "./connection.ts";
+import { openPostgres, renewablePostgres, typesKnown } from "./connection.ts";
 import { PostgresDeliveries } from "./deliveries.ts";
 import { PostgresEndpoints } from "./endpoints.ts";
 import { PostgresErasures, PostgresSettings } from "./erasures.ts";
@@ -16,7 +16,10 @@ import { PostgresTokens } from "./tokens.ts";
 export const PING_DEADLINE_MS = 3000;
 
 /** The repositories over one database whose schema is up to date. Outages become StoreUnavailableError. */
-export function createPostgresRepositories(sql: Sql): Repositories {
+export function createPostgresRepositories(
+  sql: Sql,
+  renewable?: { url: string; options: Options<Record<string, PostgresType>>; renew(): void },
+): Repositories {
   const deliveries = new PostgresDeliveries(sql);
   return {
     endpoints: guarded(new PostgresEndpoints(sql)),
@@ -27,25 +30,53 @@ export function createPostgresRepositories(sql: Sql): Repositories {
     idempotency: guarded(new PostgresIdempotency(sql)),
     erasures: guarded(new PostgresErasures(sql)),
     settings: guarded(new PostgresSettings(sql)),
-    async ping() {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      try {
-        await Promise.race([
-          sql`SELECT 1`,
-          new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new StoreUnavailableError()), PING_DEADLINE_MS);
-          }),
-        ]);
-      } catch (e) {
-        throw translate(e);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    ping: renewable ? () => pingRenewing(sql, renewable) : () => ping(sql),
     async close() {
       await sql.end({ timeout: 5 });
     },
   };
+}
+
+/** Rejects with StoreUnavailableError unless `sql` answers within PING_DEADLINE_MS. */
+async function ping(sql: Sql): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      sql`SELECT 1`,
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new StoreUnavailableError()), PING_DEADLINE_MS);
+      }),
+    ]);
+  } catch (e) {
+    throw translate(e);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A ping that heals a silent pool: when the process's own connections do not answer but a brand-new one
+ * does, the database is fine and only the pool's connections are dead (a partition that dropped their
+ * packets), so the pool is renewed; the next ping, and every caller, uses fresh connections.
+ */
+async function pingRenewing(
+  sql: Sql,
+  renewable: { url: string; options: Options<Record<string, PostgresType>>; renew(): void },
+): Promise<void> {
+  try {
+    await ping(sql);
+  } catch (own) {
+    const fresh = openPostgres(renewable.url, { ...renewable.options, max: 1 });
+    try {
+      await ping(fresh);
+    } catch {
+      throw own; // The database itself does not answer: an outage, not a dead pool.
+    } finally {
+      void fresh.end({ timeout: 0 }).catch(() => {});
+    }
+    renewable.renew();
+    await ping(sql);
+  }
 }
 
 export interface PostgresConnection {
@@ -58,10 +89,12 @@ export async function connectPostgres(
   url: string,
   options: Options<Record<string, PostgresType>> = {},
 ): Promise<PostgresConnection> {
-  const sql = openPostgres(url, options);
+  const { sql, renew } = renewablePostgres(url, options);
   try {
     await migrate(sql);
-    return { sql, repositories: createPostgresRepositories(sql) };
+    // The migration's connection learnt the server's array types: no later connection asks again.
+    typesKnown(sql);
+    return { sql, repositories: createPostgresRepositories(sql, { url, options, renew }) };
   } catch (e) {
     await sql.end({ timeout: 1 }).catch(() => {});
     throw translate(e);
