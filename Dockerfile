@@ -2,7 +2,8 @@
 # Herald image. Choose the runtime with --build-arg RUNTIME=node|bun|deno (default node).
 #   docker build -t herald .                      # Node
 #   docker build -t herald:bun --build-arg RUNTIME=bun .
-# The image expects MONGODB_URI; the embedded database is for local development only.
+# The image expects DATABASE_URL (PostgreSQL 14+) or MONGODB_URI (MongoDB 7+, FerretDB); see the README's
+# Production section. The embedded PostgreSQL (neither set) is for local development only.
 ARG RUNTIME=node
 ARG NODE_VERSION=22
 
