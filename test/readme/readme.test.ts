@@ -4,17 +4,17 @@ import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { run } from "../support/herald-cli.ts";
 import { freePort } from "../support/herald-process.ts";
-import { freshStore } from "../support/store.ts";
 import { type ReadmeCommand, readmeCommands, withoutComment } from "./readme-commands.ts";
 import { type Ran, Shell } from "./shell.ts";
 
 // Every command of the README's ```sh blocks, run exactly as written, top to bottom, in one bash
 // session (a terminal), against real Herald processes on loopback. The rules, kept minimal:
 //
-// - The session starts in the repository with DATABASE_URL (a database of its own on the test run's
-//   PostgreSQL), HOST=127.0.0.1, PORT and HERALD_URL on a free port, HERALD_LISTEN_PORT on another,
-//   HERALD_DATA_DIR and TMPDIR in a temporary directory, FERRETDB_BACKEND=sqlite (CI tests the
-//   PostgreSQL path of scripts/ferretdb.sh), and NODE_OPTIONS preloading no-egress.mjs, which makes every
+// - The session starts in the repository with no database configured, as on a fresh machine (neither
+//   DATABASE_URL nor MONGODB_URI: `npm start` runs on the embedded PostgreSQL in HERALD_DATA_DIR, until a
+//   command the README shows configures another), HOST=127.0.0.1, PORT and HERALD_URL on a free port,
+//   HERALD_LISTEN_PORT on another, HERALD_DATA_DIR and TMPDIR in a temporary directory,
+//   FERRETDB_BACKEND=sqlite (CI tests the PostgreSQL path of scripts/ferretdb.sh), and NODE_OPTIONS preloading no-egress.mjs, which makes every
 //   host name but localhost fail to resolve: nothing is sent off the machine (a delivery to
 //   hooks.example.com fails with ENOTFOUND, like an unreachable receiver).
 // - `localhost:8080` in a command becomes `localhost:$PORT` (8080 may be taken on a shared machine).
@@ -50,7 +50,6 @@ const NOT_RUN_HERE: Record<string, string> = {
     "minutes of load on a shared machine; bench/ is run by hand and its figures are in the README",
 };
 
-const store = await freshStore("herald_readme");
 const scratch = mkdtempSync(join(tmpdir(), "herald-readme-"));
 // TMPDIR of the session: as root, scripts/postgres.sh runs PostgreSQL as its own user, who must reach it.
 chmodSync(scratch, 0o755);
@@ -90,7 +89,6 @@ afterAll(async () => {
       await run(join(ROOT, `scripts/${name}.sh`), ["stop", state], { timeoutMs: 30_000 });
   }
   rmSync(scratch, { recursive: true, force: true });
-  await store.cleanup();
 });
 
 function logOf(job: Job): string {
@@ -127,7 +125,6 @@ describe("README", () => {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
       LANG: "C.UTF-8",
-      ...store.env,
       HOST: "127.0.0.1",
       PORT: String(port),
       HERALD_URL: baseUrl,
