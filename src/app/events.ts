@@ -161,7 +161,7 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
       if (deliveries.length > 0) await repos.deliveries.insertMany(deliveries);
       if (!(await repos.events.insert(event))) return null;
     }
-    if (deliveries.length > 0) signal.notify({ event, webhookIds: targets.map((e) => e.id) });
+    if (deliveries.length > 0) signal.notify({ event, deliveries, endpoints: targets });
     return deliveries;
   }
 
@@ -230,7 +230,8 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
       if (s.status === "rejected") return { error: s.reason as unknown };
       if (!s.value) return { ok: null };
       const event = events[i]!;
-      if (deliveries[i]!.length > 0) signal.notify({ event, webhookIds: event.targets });
+      if (deliveries[i]!.length > 0)
+        signal.notify({ event, deliveries: deliveries[i]!, endpoints: items[i]!.targets });
       return { ok: deliveries[i]! };
     });
   }

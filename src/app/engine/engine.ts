@@ -1,4 +1,5 @@
 import type { Delivery } from "../../domain/delivery.ts";
+import type { Endpoint } from "../../domain/endpoint.ts";
 import { shardOf } from "../../domain/shards.ts";
 import type { Logger } from "../logger.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
@@ -15,6 +16,13 @@ import { dueQueue } from "./queue.ts";
 import { recorder } from "./record.ts";
 import { sendPrepared } from "./send.ts";
 import type { Claimed, Prepared } from "./work.ts";
+
+/**
+ * How long an endpoint handed over by a publish (read by it moments before) may stand in for a read of
+ * it: a first attempt taken from the queue later than this after the hand-over reads its endpoint as
+ * every other attempt does (ADR 9, "The publish hand-over").
+ */
+export const HANDOVER_FRESH_MS = 1_000;
 
 export interface EngineOptions {
   /** Deliveries in flight in this process. */
@@ -66,8 +74,10 @@ export interface Dispatcher {
   start(): void;
   /**
    * Claims due work soon (a publish, a retry, or the safety-net schedule). A publish in this process
-   * says what it stored: the event is kept for its first attempts, and the database is read again only
-   * if one of its endpoints has no work queued here (otherwise it is read once that endpoint runs low).
+   * hands over what it stored: the event is kept for its first attempts, and its first deliveries of
+   * the shards this process owns are queued as they are, with the endpoints the publish read, so they
+   * are sent without a due read or an endpoints read. Only the rest (FIFO endpoints, other owners'
+   * shards, what the queue has no room for) is read from the database (ADR 9).
    */
   wake(accepted?: AcceptedWork): void;
   /** Stops claiming, waits up to `graceMs` for in-flight sends, records them, gives every shard back. */
@@ -108,8 +118,13 @@ export function createEngine(deps: EngineDeps): Dispatcher {
    * came (the schedule's wake-up), a shard was gained, or the last read's page was full.
    */
   let fresh = true;
-  /** Endpoints a publish in this process just stored work for (a narrower `fresh`). */
+  /** Endpoints a publish in this process just stored work for that it could not hand over (a narrower `fresh`). */
   const freshFor = new Set<string>();
+  /**
+   * Queued first deliveries handed over by a publish in this process, with the endpoint it read and
+   * when (performance.now()); an entry lives as long as its delivery is queued.
+   */
+  const handed = new Map<string, { endpoint: Endpoint; at: number }>();
   const idleWaiters: (() => void)[] = [];
   const drainWaiters = new Map<number, (() => void)[]>();
 
@@ -138,6 +153,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       const h = held.get(id);
       if (h === undefined) continue;
       held.delete(id);
+      handed.delete(id);
       bump(heldPerShard, h.shard, -1);
       bump(heldPerEndpoint, h.webhookId, -1);
       if (!heldPerShard.has(h.shard)) for (const w of drainWaiters.get(h.shard)?.splice(0) ?? []) w();
@@ -208,11 +224,13 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       random: deps.ids.random(),
       now: clock.now(),
     });
-    if (
-      decided.disable &&
-      (await repos.endpoints.disable(decided.endpointId, decided.disable, clock.now()))
-    ) {
-      metrics.endpointDisabled(decided.disable);
+    if (decided.disable) {
+      // What a publish read of the endpoint no longer holds: its queued first attempts read it again.
+      for (const h of handed.values())
+        if (h.endpoint.id === decided.endpointId) h.at = Number.NEGATIVE_INFINITY;
+      if (await repos.endpoints.disable(decided.endpointId, decided.disable, clock.now())) {
+        metrics.endpointDisabled(decided.disable);
+      }
     }
     recordResult(decided.result, decided);
   }
@@ -360,6 +378,40 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     return reading;
   }
 
+  /**
+   * Queues a publish's first deliveries as it wrote them, for the shards this process may claim from
+   * now: the same as a due read finding them, without the read (ADR 9, "The publish hand-over"). Held
+   * from here like anything read, so a read already on its way drops its copy when it lands (claims
+   * run one at a time, and a queued delivery is taken only by the claim after that read), and later
+   * reads leave it out until it is recorded. What is not queued here is read the existing way.
+   */
+  function handOver(accepted: AcceptedWork): void {
+    const endpoints = new Map(accepted.endpoints.map((e) => [e.id, e]));
+    const direct: Delivery[] = [];
+    for (const d of accepted.deliveries) {
+      const endpoint = endpoints.get(d.webhookId);
+      if (
+        running &&
+        endpoint !== undefined &&
+        // FIFO endpoints send only through their head, in order (ADR 16): left to the due read.
+        endpoint.ordering !== "fifo" &&
+        !fifo.isFifo(d.webhookId) &&
+        ownership.mayClaim(shardOf(d.webhookId)) &&
+        d.status === "pending" &&
+        !held.has(d.id) &&
+        queue.size + direct.length < queueSize
+      )
+        direct.push(d);
+      else freshFor.add(d.webhookId);
+    }
+    const at = performance.now();
+    // A lane at its depth keeps none of them and is marked cut: the rest is read once it runs low.
+    for (const d of queue.add(direct, at)) {
+      hold(d);
+      handed.set(d.id, { endpoint: endpoints.get(d.webhookId)!, at });
+    }
+  }
+
   /** Whether the database may hold due work this process should read now. */
   function mustRead(): boolean {
     if (fresh || queue.runningLow()) return true;
@@ -393,9 +445,15 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       release(expired.map((d) => d.id));
       fresh = true;
     }
+    const takenAt = performance.now();
     const claimed: Claimed[] = [
       ...startHeads.map((delivery) => ({ delivery, head: true })),
-      ...taken.map((delivery) => ({ delivery })),
+      ...taken.map((delivery): Claimed => {
+        const h = handed.get(delivery.id);
+        if (!h) return { delivery };
+        handed.delete(delivery.id);
+        return takenAt - h.at <= HANDOVER_FRESH_MS ? { delivery, endpoint: h.endpoint } : { delivery };
+      }),
     ];
     if (claimed.length === 0) return more && inFlight < options.concurrency;
     // Counted against the caps from here until the send ends.
@@ -420,6 +478,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       bump(inFlightPerEndpoint, d.webhookId, -1);
       recordResult(r);
     }
+    // Finished without a send, their slots are free as a completion's are: what is queued behind them goes next.
+    if (prepared.finished.length > 0) wakeSoon();
     if (prepared.waiting.length > 0) postpone(prepared.waiting);
     // The endpoint was read fresh: one that became FIFO is sent only through its head from now on.
     const ready = prepared.ready.filter((p) => {
@@ -496,7 +556,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     wake(accepted?: AcceptedWork) {
       if (!accepted) return wakeSoon(true);
       prepare.remember(accepted.event);
-      for (const id of accepted.webhookIds) freshFor.add(id);
+      handOver(accepted);
       wakeSoon();
     },
     async stop(graceMs: number) {

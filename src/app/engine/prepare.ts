@@ -34,10 +34,11 @@ export function finishedWithoutSend(d: Delivery, status: "cancelled" | "skipped"
 
 /**
  * Stage 3, prepare: reads the claimed deliveries' endpoints (every time: a disable, a rotation or a
- * header change counts at once) and events (kept for first attempts: an event never changes, but it
- * can be erased), opens the endpoints' secrets and custom header values (kept: a sealed text always
- * opens to the same text). Headers and the signature are made by the sender from these, the
- * endpoint's scheme and the event's bytes.
+ * header change counts at once; only a publish's first attempt started within HANDOVER_FRESH_MS of it
+ * uses the endpoint that publish read, see Claimed.endpoint) and events (kept for first attempts: an
+ * event never changes, but it can be erased), opens the endpoints' secrets and custom header values
+ * (kept: a sealed text always opens to the same text). Headers and the signature are made by the
+ * sender from these, the endpoint's scheme and the event's bytes.
  */
 export function preparer(deps: { repos: Repositories; cipher: SecretCipher; clock: Clock }) {
   const events = new Map<string, StoredEvent>();
@@ -83,17 +84,19 @@ export function preparer(deps: { repos: Repositories; cipher: SecretCipher; cloc
   async function prepare(
     claimed: readonly Claimed[],
   ): Promise<{ ready: Prepared[]; finished: AttemptResult[]; waiting: Delivery[] }> {
+    const toRead = new Set<string>();
+    for (const c of claimed) if (!c.endpoint) toRead.add(c.delivery.webhookId);
     const [byEvent, endpoints] = await Promise.all([
       eventsOf(claimed),
-      deps.repos.endpoints.getMany([...new Set(claimed.map((c) => c.delivery.webhookId))]),
+      toRead.size > 0 ? deps.repos.endpoints.getMany([...toRead]) : [],
     ]);
     const byEndpoint = new Map<string, Endpoint>(endpoints.map((e) => [e.id, e]));
     const now = deps.clock.now();
     const ready: Prepared[] = [];
     const finished: AttemptResult[] = [];
     const waiting: Delivery[] = [];
-    for (const { delivery } of claimed) {
-      const endpoint = byEndpoint.get(delivery.webhookId);
+    for (const { delivery, endpoint: handed } of claimed) {
+      const endpoint = handed ?? byEndpoint.get(delivery.webhookId);
       const event = byEvent.get(delivery.eventId);
       // A first attempt stored moments ago: its event may be on its way (see EVENT_WAIT_MS).
       if (endpoint && !event && mayAwaitEvent(delivery, now)) waiting.push(delivery);

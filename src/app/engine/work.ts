@@ -9,6 +9,11 @@ export interface Claimed {
   delivery: Delivery;
   /** Claimed as the head of an endpoint with ordering "fifo" (the only way such a delivery is sent). */
   head?: boolean;
+  /**
+   * Its endpoint as the publish that stored it read it, at most HANDOVER_FRESH_MS ago (ADR 9, "The
+   * publish hand-over"): prepare need not read it again. Absent otherwise.
+   */
+  endpoint?: Endpoint;
 }
 
 /** A delivery ready to go: its event's bytes, its endpoint, its open secrets and headers (prepare → send). */

@@ -1,20 +1,28 @@
 // What the delivery engine needs from the outside: a sender, a wake-up signal, metrics.
 
-import type { SendOutcome } from "../../domain/delivery.ts";
+import type { Delivery, SendOutcome } from "../../domain/delivery.ts";
+import type { Endpoint } from "../../domain/endpoint.ts";
 import type { SignatureScheme } from "../../domain/signature-scheme.ts";
 import type { StoredEvent } from "./events.ts";
 
-/** Wakes the local dispatcher at once (publish, manual retry). */
-/** What a publish just stored: the event, and the endpoints it has first deliveries for. */
+/**
+ * What a publish just stored, handed to this process's engine so its first attempts need no read
+ * (ADR 9, "The publish hand-over"): the event, its first deliveries as written, and their endpoints as
+ * the publish read them moments before.
+ */
 export interface AcceptedWork {
   event: StoredEvent;
-  webhookIds: readonly string[];
+  deliveries: readonly Delivery[];
+  /** Complete records (secrets, headers, ordering), read by this publish; used for its first attempts only. */
+  endpoints: readonly Endpoint[];
 }
 
+/** Wakes the local dispatcher at once (publish, manual retry). */
 export interface DispatchSignal {
   /**
-   * Due work may be waiting: claim soon. A publish says what it stored, so the engine keeps the event
-   * (its first attempts need no read of it) and reads again only for endpoints it has no work queued for.
+   * Due work may be waiting: claim soon. A publish says what it stored: the engine queues the first
+   * deliveries of the shards it owns as they are, with their endpoints, and reads the database only
+   * for the rest (FIFO endpoints, other owners' shards, a full queue).
    */
   notify(accepted?: AcceptedWork): void;
 }

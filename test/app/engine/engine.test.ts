@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { assignShards, shardOf } from "../../../src/domain/shards.ts";
 import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
 
 type Harness = Awaited<ReturnType<typeof engineHarness>>;
@@ -510,13 +511,14 @@ describe("claiming", () => {
     expect(t.sender.requests).toHaveLength(10);
   });
 
-  it("sends what a publish in this process stored without reading its event, and reads due work only for endpoints with none queued", async () => {
+  it("queues what a publish in this process stored without reading it or its event, within the cap and the lane's depth; the rest is read once the lane runs low", async () => {
     const held: (() => void)[] = [];
     const sender = scriptedSender(
       () => new Promise((r) => held.push(() => r({ ok: true, responseStatus: 200 }))),
     );
     const t = await setup({ sender, options: { endpointConcurrency: 2, concurrency: 50, queueDepth: 20 } });
     await t.endpoints.create(SCOPE, { url: "https://x.example.com/", events: ["message.sent"] });
+    await t.dispatcher.idle(); // its shards are taken
     let eventReads = 0;
     const getMany = t.repos.events.getMany.bind(t.repos.events);
     t.repos.events.getMany = async (ids) => {
@@ -534,30 +536,218 @@ describe("claiming", () => {
       const deadline = Date.now() + 5_000;
       while (!ok() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     };
-    // Twelve stored: two go out (the cap), ten wait in the endpoint's lane (its depth is 20).
+    // Twelve stored: two go out (the cap), ten wait in the endpoint's lane (its depth is 20), none read.
     await Promise.all(
       Array.from({ length: 12 }, () =>
         t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") }),
       ),
     );
     const readSoFar = () => reads.reduce((a, b) => a + b, 0);
-    await until(() => held.length === 2 && readSoFar() >= 12);
+    await until(() => held.length === 2);
+    await new Promise((r) => setTimeout(r, 50));
     expect(held).toHaveLength(2);
-    expect(readSoFar()).toBe(12);
-    const readsThen = reads.length;
-    // More for the same endpoint while its lane is at least half full: no read for them now.
-    for (let i = 0; i < 5; i++)
+    expect(readSoFar()).toBe(0);
+    // Fifteen more: the lane keeps ten (up to its depth of 20), five stay pending for a read.
+    for (let i = 0; i < 15; i++)
       await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
     await new Promise((r) => setTimeout(r, 50));
-    expect(reads.length).toBe(readsThen);
-    // Once the lane runs low, the rest is read; everything arrives, and no event was read back.
-    while (t.sender.requests.length < 17 || held.length > 0) {
+    expect(readSoFar()).toBe(0);
+    expect(held).toHaveLength(2);
+    // Once the lane runs low, the rest is read; everything arrives once, and no event was read back.
+    while (t.sender.requests.length < 27 || held.length > 0) {
       for (const go of held.splice(0)) go();
       await new Promise((r) => setTimeout(r, 5));
     }
     await t.drain();
-    expect(new Set(t.sender.requests.map((r) => r.eventId)).size).toBe(17);
+    expect(t.sender.requests).toHaveLength(27);
+    expect(new Set(t.sender.requests.map((r) => r.eventId)).size).toBe(27);
+    expect(readSoFar()).toBe(5);
     expect(eventReads).toBe(0);
+  });
+
+  describe("the publish hand-over (ADR 9)", () => {
+    /** Counts the engine's reads of the store: due work, endpoints by id, events by id. */
+    function countReads(t: Harness) {
+      const n = { due: 0, endpoints: 0, events: 0 };
+      const due = t.repos.deliveries.due.bind(t.repos.deliveries);
+      t.repos.deliveries.due = (r) => {
+        n.due++;
+        return due(r);
+      };
+      const endpoints = t.repos.endpoints.getMany.bind(t.repos.endpoints);
+      t.repos.endpoints.getMany = (ids) => {
+        n.endpoints++;
+        return endpoints(ids);
+      };
+      const events = t.repos.events.getMany.bind(t.repos.events);
+      t.repos.events.getMany = (ids) => {
+        n.events++;
+        return events(ids);
+      };
+      return n;
+    }
+
+    it("a publish to an idle engine is sent to its 8 endpoints with no due read, no endpoints read and no event read", async () => {
+      const atSend: { due: number; endpoints: number; events: number }[] = [];
+      let n = { due: 0, endpoints: 0, events: 0 };
+      const t = await setup({
+        sender: scriptedSender(() => {
+          atSend.push({ ...n });
+          return { ok: true, responseStatus: 200 };
+        }),
+      });
+      const created = [];
+      for (let i = 0; i < 8; i++)
+        created.push(
+          (await t.endpoints.create(SCOPE, { url: `https://x${i}.example.com/`, events: ["message.sent"] }))
+            .endpoint,
+        );
+      await t.dispatcher.idle();
+      n = countReads(t);
+      await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+      await until(() => atSend.length === 8);
+      expect(atSend).toEqual(Array(8).fill({ due: 0, endpoints: 0, events: 0 }));
+      await t.dispatcher.idle();
+      for (const e of created) expect((await t.history(e.id)).map((d) => d.status)).toEqual(["succeeded"]);
+      expect(t.sender.requests.map((r) => r.url).sort()).toEqual(created.map((e) => e.url).sort());
+      // Nothing more was read to send them, only their results written.
+      expect(n).toEqual({ due: 0, endpoints: 0, events: 0 });
+    });
+
+    it("leaves deliveries of a shard another process owns to it: this one neither sends nor holds them", async () => {
+      const t = await engineHarness();
+      h = t;
+      // An endpoint whose shard this process takes while "elsewhere" runs, and one whose shard "elsewhere" holds.
+      let mine = await t.endpoints.create(SCOPE, {
+        url: "https://mine.example.com/",
+        events: ["message.sent"],
+      });
+      while (assignShards(["elsewhere", "test"]).get(shardOf(mine.endpoint.id)) !== "test") {
+        await t.endpoints.remove(SCOPE, mine.endpoint.id);
+        mine = await t.endpoints.create(SCOPE, {
+          url: "https://mine.example.com/",
+          events: ["message.sent"],
+        });
+      }
+      let theirs = await t.endpoints.create(SCOPE, {
+        url: "https://theirs.example.com/",
+        events: ["message.sent"],
+      });
+      while (shardOf(theirs.endpoint.id) === shardOf(mine.endpoint.id)) {
+        await t.endpoints.remove(SCOPE, theirs.endpoint.id);
+        theirs = await t.endpoints.create(SCOPE, {
+          url: "https://theirs.example.com/",
+          events: ["message.sent"],
+        });
+      }
+      // Another live process holds the second endpoint's shard, for longer than the test runs.
+      const far = new Date(t.clock.now().getTime() + 86_400_000);
+      await t.repos.shards.beat("elsewhere", far);
+      expect(
+        await t.repos.shards.acquire([
+          { shard: shardOf(theirs.endpoint.id), generation: 1, owner: "elsewhere", expiresAt: far },
+        ]),
+      ).toEqual([shardOf(theirs.endpoint.id)]);
+      t.dispatcher.start();
+      await t.dispatcher.idle();
+      const n = countReads(t);
+      await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+      await until(() => t.sender.requests.length === 1);
+      await t.dispatcher.idle();
+      expect(t.sender.requests.map((r) => r.url)).toEqual(["https://mine.example.com/"]);
+      expect((await t.history(mine.endpoint.id)).map((d) => d.status)).toEqual(["succeeded"]);
+      expect((await t.history(theirs.endpoint.id)).map((d) => d.status)).toEqual(["pending"]);
+      // The other shard's delivery went the existing way: a due read, of this process's shards only.
+      expect(n.due).toBeGreaterThan(0);
+    });
+
+    it("a due read on its way when a publish hands over the same delivery: it is sent once", async () => {
+      const t = await setup();
+      const { endpoint } = await t.endpoints.create(SCOPE, {
+        url: "https://x.example.com/",
+        events: ["message.sent"],
+      });
+      await t.dispatcher.idle();
+      // The next due read is asked before the publish and answered after its write: it finds the delivery.
+      let go!: () => void;
+      const gate = new Promise<void>((r) => {
+        go = r;
+      });
+      let asked = false;
+      const due = t.repos.deliveries.due.bind(t.repos.deliveries);
+      t.repos.deliveries.due = async (r) => {
+        asked = true;
+        await gate;
+        return due(r);
+      };
+      t.dispatcher.wake();
+      await until(() => asked);
+      await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+      expect((await t.history(endpoint.id)).map((d) => d.status)).toEqual(["pending"]);
+      go();
+      await t.dispatcher.idle();
+      await t.drain();
+      expect(t.sender.requests).toHaveLength(1);
+      expect((await t.history(endpoint.id)).map((d) => d.status)).toEqual(["succeeded"]);
+    });
+
+    it("a graceful stop sends nothing of what was handed over and queued: it stays pending, and the next owner sends it once", async () => {
+      const held: (() => void)[] = [];
+      const sender = scriptedSender(
+        () => new Promise((r) => held.push(() => r({ ok: true, responseStatus: 200 }))),
+      );
+      const t = await setup({ sender, options: { endpointConcurrency: 1 } });
+      const { endpoint } = await t.endpoints.create(SCOPE, {
+        url: "https://x.example.com/",
+        events: ["message.sent"],
+      });
+      await t.dispatcher.idle();
+      for (let i = 0; i < 3; i++)
+        await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+      await until(() => held.length === 1);
+      const stopping = t.dispatcher.stop(5_000);
+      for (const go of held.splice(0)) go();
+      await stopping;
+      expect(t.sender.requests).toHaveLength(1);
+      expect((await t.history(endpoint.id)).map((d) => d.status).sort()).toEqual([
+        "pending",
+        "pending",
+        "succeeded",
+      ]);
+      const next = await setup({ repos: t.repos, cipher: t.cipher, owner: "next" });
+      await next.drain();
+      expect(next.sender.requests).toHaveLength(2);
+      const sent = [...t.sender.requests, ...next.sender.requests].map((r) => r.eventId);
+      expect(new Set(sent).size).toBe(3);
+      expect((await t.history(endpoint.id)).every((d) => d.status === "succeeded")).toBe(true);
+    });
+
+    it("an endpoint this engine disables (410 Gone) is read again for the first attempts handed over before: they are skipped, not sent", async () => {
+      const held: (() => void)[] = [];
+      // The first answer waits for the test; any later one (there should be none) comes at once.
+      const sender = scriptedSender((_req, n) =>
+        n === 1
+          ? new Promise((r) => held.push(() => r({ ok: false, responseStatus: 410 })))
+          : { ok: false, responseStatus: 410 },
+      );
+      const t = await setup({ sender, options: { endpointConcurrency: 1 } });
+      const { endpoint } = await t.endpoints.create(SCOPE, {
+        url: "https://x.example.com/",
+        events: ["message.sent"],
+      });
+      await t.dispatcher.idle();
+      for (let i = 0; i < 3; i++)
+        await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+      await until(() => held.length === 1);
+      for (const go of held.splice(0)) go();
+      await t.dispatcher.idle();
+      expect(t.sender.requests).toHaveLength(1);
+      expect((await t.history(endpoint.id)).map((d) => d.status).sort()).toEqual([
+        "failed",
+        "skipped",
+        "skipped",
+      ]);
+    });
   });
 
   it("reads the database once per queue's worth, not once per freed slot, and never exceeds the cap", async () => {
