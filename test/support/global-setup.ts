@@ -10,7 +10,8 @@ import { exported, onPath, postgresBinaries, runScript } from "./postgres-server
  *
  * PostgreSQL (`postgresUrl`, a server URL whose database `postgres` takes CREATE DATABASE): DATABASE_URL
  * when set; else a cluster started for the run from the machine's PostgreSQL binaries by
- * scripts/postgres.sh; else "" and every test file starts an embedded PostgreSQL of its own (PGlite).
+ * scripts/postgres.sh; else "" and every test file starts an embedded PostgreSQL of its own (PGlite),
+ * as it does everywhere with HERALD_TEST_POSTGRES=embedded.
  *
  * MongoDB (`mongoUri`), for the Mongo adapter's tests: MONGODB_URI when set; else a mongod that is
  * already on the machine, through mongodb-memory-server (never a download); else FerretDB started by
@@ -46,6 +47,8 @@ function stateDir(prefix: string): string {
 async function runPostgres(): Promise<Started & { url: string }> {
   const given = process.env.DATABASE_URL;
   if (given) return { url: given, stop: nothingToStop };
+  // HERALD_TEST_POSTGRES=embedded: what a machine without PostgreSQL binaries runs, on any machine.
+  if (process.env.HERALD_TEST_POSTGRES === "embedded") return { url: "", stop: nothingToStop };
   if (postgresBinaries()) {
     const state = stateDir("herald-test-pg-");
     try {
