@@ -46,6 +46,11 @@ export interface SentRequest {
   url: string;
   headers: [string, string][];
   body: string;
+  /**
+   * The scheme and custom header names are those the record kept for the attempt; false on a record
+   * written before they were kept, whose request is rebuilt with the endpoint's current ones.
+   */
+  asRecorded: boolean;
 }
 
 /** Where a console may look: the whole project, or (portal) some of its endpoints. */
@@ -157,7 +162,7 @@ export function consoleInsights(deps: AppDeps & { insights: DeliveryInsights; ve
 
     /**
      * The request an attempt sent: the stored body and the headers. The signature is recomputed, under
-     * the endpoint's scheme, with its secrets that were active at the attempt (never shown themselves);
+     * the scheme the attempt used (the endpoint's current one on a record that did not keep it), with its secrets that were active at the attempt (never shown themselves);
      * custom headers are listed with their values masked. Null before the attempt was made or once the
      * event or endpoint is gone.
      */
@@ -172,8 +177,13 @@ export function consoleInsights(deps: AppDeps & { insights: DeliveryInsights; ve
       const secrets = await Promise.all(
         activeSecrets(endpoint.secrets, d.attemptedAt).map((s) => cipher.open(s.sealed)),
       );
+      // A record keeps the scheme and header names its send used; an older one does not, and the
+      // endpoint's current ones stand in (the page says so).
+      const asRecorded = d.signatureScheme !== null && d.headerNames !== null;
+      const scheme = d.signatureScheme ?? endpoint.signatureScheme;
+      const headerNames = d.headerNames ?? endpoint.headers.map((h) => h.name);
       const signed = await signedHeaders({
-        scheme: endpoint.signatureScheme,
+        scheme,
         eventId: d.eventId,
         timestamp,
         body: event.body,
@@ -186,8 +196,9 @@ export function consoleInsights(deps: AppDeps & { insights: DeliveryInsights; ve
           ["Content-Type", "application/json"],
           ["User-Agent", `Herald/${deps.version}`],
           ...signed,
-          ...endpoint.headers.map((h): [string, string] => [h.name, HEADER_VALUE_MASK]),
+          ...headerNames.map((name): [string, string] => [name, HEADER_VALUE_MASK]),
         ],
+        asRecorded,
       };
     },
 

@@ -88,6 +88,8 @@ export async function firstDeliveries(
       createdAt: now,
       erasedAt: null,
       sequence: event.sequence,
+      signatureScheme: null,
+      headerNames: null,
     }),
   );
 }

@@ -1,4 +1,5 @@
 import type { EventType } from "./event-catalog.ts";
+import type { SignatureScheme } from "./signature-scheme.ts";
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "skipped", "cancelled"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -56,6 +57,13 @@ export interface Delivery {
    * its event's sequence, so an endpoint with ordering "fifo" receives its events in that order.
    */
   sequence: number;
+  /**
+   * The signature scheme the attempt was signed with, as in force at its send; null before it was sent,
+   * and on records written before this was kept (the console then says it cannot tell).
+   */
+  signatureScheme: SignatureScheme | null;
+  /** The names of the custom headers the attempt sent (never their values); null as `signatureScheme`. */
+  headerNames: string[] | null;
 }
 
 /** Earlier in acceptance order first: by sequence, then event id (equal sequences: other processes). */
@@ -99,6 +107,8 @@ export function repeatAttempt(earlier: Delivery, spec: AttemptSpec): Delivery {
     createdAt: spec.createdAt,
     erasedAt: null,
     sequence: earlier.sequence,
+    signatureScheme: null,
+    headerNames: null,
   };
 }
 

@@ -34,6 +34,8 @@ export const deliveryOf = (d: Delivery): Delivery => ({
   createdAt: d.createdAt,
   erasedAt: d.erasedAt,
   sequence: d.sequence,
+  signatureScheme: d.signatureScheme,
+  headerNames: d.headerNames ? [...d.headerNames] : null,
 });
 
 /** Cancelled because another attempt of its pair succeeded (ADR 19); a send then in flight still records. */
@@ -191,6 +193,8 @@ export class MemoryDeliveries implements DeliveryRepository {
       d.durationMs = r.durationMs;
       d.attemptedAt = r.attemptedAt ? new Date(r.attemptedAt) : null;
       d.nextAttemptAt = r.nextAttemptAt ? new Date(r.nextAttemptAt) : null;
+      d.signatureScheme = r.signatureScheme ?? null;
+      d.headerNames = r.headerNames ? [...r.headerNames] : null;
     }
     const own = new Set(results.map((r) => r.id));
     for (const r of results) {

@@ -180,6 +180,8 @@ export class MongoDeliveries implements DeliveryRepository {
           duration_ms: r.durationMs,
           attempted_at: r.attemptedAt,
           next_attempt_at: r.nextAttemptAt,
+          signature_scheme: r.signatureScheme ?? null,
+          header_names: r.headerNames ?? null,
         },
       };
       ops.push({ updateMany: { filter: { _id: r.id, status: "pending" }, update } });

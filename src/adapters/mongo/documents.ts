@@ -86,6 +86,10 @@ export interface DeliveryDoc {
   erased_at?: Date | null;
   /** The event's acceptance order (ADR 16); absent on records from before it existed. */
   sequence?: number;
+  /** The scheme the attempt was signed with; absent before its send and on records from before it was kept. */
+  signature_scheme?: SignatureScheme | null;
+  /** The custom header names the attempt sent (never values); absent as `signature_scheme`. */
+  header_names?: string[] | null;
 }
 
 /**

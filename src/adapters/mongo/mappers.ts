@@ -155,6 +155,8 @@ export function deliveryToDoc(d: Delivery): DeliveryDoc {
   if (d.attemptedAt !== null) doc.attempted_at = d.attemptedAt;
   if (d.nextAttemptAt !== null) doc.next_attempt_at = d.nextAttemptAt;
   if (d.erasedAt !== null) doc.erased_at = d.erasedAt;
+  if (d.signatureScheme !== null) doc.signature_scheme = d.signatureScheme;
+  if (d.headerNames !== null) doc.header_names = d.headerNames;
   return doc;
 }
 
@@ -180,6 +182,8 @@ export function deliveryFromDoc(d: DeliveryDoc): Delivery {
     createdAt: d.created_at,
     erasedAt: d.erased_at ?? null,
     sequence: d.sequence ?? d.created_at.getTime() * 1000,
+    signatureScheme: d.signature_scheme ?? null,
+    headerNames: d.header_names ?? null,
   };
 }
 

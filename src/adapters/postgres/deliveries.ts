@@ -185,16 +185,23 @@ export class PostgresDeliveries implements DeliveryRepository {
             ON CONFLICT (id) DO NOTHING
           )`;
     // A record superseded while its send was in flight takes the send's outcome: it is what happened.
+    // Each result's header names travel as one JSON text: unnest spreads a two-dimensional array's elements
+    // rather than its rows, so a list per row cannot ride in a text[][].
     const finalise = sql`UPDATE deliveries AS d SET
         status = r.status, response_status = r.response_status, response_body = r.response_body,
         error = r.error, duration_ms = r.duration_ms, attempted_at = r.attempted_at,
-        next_attempt_at = r.next_attempt_at
+        next_attempt_at = r.next_attempt_at, signature_scheme = r.signature_scheme,
+        header_names = CASE WHEN r.header_names IS NULL THEN NULL
+          ELSE ARRAY(SELECT jsonb_array_elements_text(r.header_names::jsonb)) END
       FROM unnest(
         ${text((r) => r.id)}::text[], ${text((r) => r.status)}::text[],
         ${int((r) => r.responseStatus)}::integer[], ${text((r) => r.responseBody)}::text[],
         ${text((r) => r.error)}::text[], ${int((r) => r.durationMs)}::integer[],
-        ${time((r) => r.attemptedAt)}::timestamptz[], ${time((r) => r.nextAttemptAt)}::timestamptz[]
-      ) AS r(id, status, response_status, response_body, error, duration_ms, attempted_at, next_attempt_at)
+        ${time((r) => r.attemptedAt)}::timestamptz[], ${time((r) => r.nextAttemptAt)}::timestamptz[],
+        ${text((r) => r.signatureScheme ?? null)}::text[],
+        ${text((r) => (r.headerNames ? JSON.stringify(r.headerNames) : null))}::text[]
+      ) AS r(id, status, response_status, response_body, error, duration_ms, attempted_at, next_attempt_at,
+        signature_scheme, header_names)
       WHERE d.id = r.id AND (d.status = 'pending' OR (d.status = 'cancelled' AND d.error = 'superseded'))`;
     if (acks.length === 0) {
       await sql`${nexts.length === 0 ? sql`` : sql`WITH ${followUps}`} ${finalise}`;

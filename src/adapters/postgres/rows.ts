@@ -66,6 +66,8 @@ export interface DeliveryRow {
   shard: number;
   erased_at: Date | null;
   sequence: number;
+  signature_scheme: SignatureScheme | null;
+  header_names: string[] | null;
 }
 
 export function deliveryFromRow(r: DeliveryRow): Delivery {
@@ -90,6 +92,8 @@ export function deliveryFromRow(r: DeliveryRow): Delivery {
     createdAt: r.created_at,
     erasedAt: r.erased_at,
     sequence: r.sequence,
+    signatureScheme: r.signature_scheme,
+    headerNames: r.header_names,
   };
 }
 

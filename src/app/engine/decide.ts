@@ -45,6 +45,9 @@ export function decide(
       attemptedAt: s.attemptedAt,
       nextAttemptAt: decision.retryAt,
       next,
+      // The endpoint as prepare read it for this send: what the request was signed and sent with.
+      signatureScheme: s.endpoint.signatureScheme,
+      headerNames: s.headers.map(([name]) => name),
       acknowledges:
         decision.status === "succeeded" && d.trigger === "manual"
           ? { eventId: d.eventId, webhookId: d.webhookId }

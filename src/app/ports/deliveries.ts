@@ -41,6 +41,12 @@ export interface AttemptResult {
   nextAttemptAt: Date | null;
   next: Delivery | null;
   /**
+   * The scheme and custom header names (never values) in force for the send, kept on the record so the
+   * console shows the request as it was sent; absent or null for a result without a send.
+   */
+  signatureScheme?: Delivery["signatureScheme"] | undefined;
+  headerNames?: Delivery["headerNames"] | undefined;
+  /**
    * Set on a success that ends its (event, endpoint) pair's automatic attempts (ADR 19): `record` cancels
    * the pair's other pending automatic attempts with `error: "superseded"`. Absent or null otherwise.
    */

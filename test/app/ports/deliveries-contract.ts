@@ -191,6 +191,50 @@ export function deliveryContract(store: () => Repositories): void {
       expect(ids(await dueAll(at(120_000)))).toEqual([elsewhere.id]);
     });
 
+    it("record stores the attempt's signature scheme and custom header names, null when not given", async () => {
+      const scope = newScope();
+      const sent = aDelivery(scope, { scheduledAt: at(0) });
+      const older = aDelivery(scope, { scheduledAt: at(0) });
+      const bare = aDelivery(scope, { scheduledAt: at(0) });
+      await store().deliveries.insertMany([sent, older, bare]);
+      const outcome = {
+        status: "succeeded" as const,
+        responseStatus: 200,
+        responseBody: "ok",
+        error: null,
+        durationMs: 5,
+        attemptedAt: at(10),
+        nextAttemptAt: null,
+        next: null,
+      };
+      await store().deliveries.record([
+        {
+          ...outcome,
+          id: sent.id,
+          signatureScheme: "standard-webhooks",
+          headerNames: ["X-Tenant", "Authorization"],
+        },
+        // No headers sent: an empty list, which is not "unknown".
+        { ...outcome, id: bare.id, signatureScheme: "herald-v1", headerNames: [] },
+        // A result that does not say (a record finished without a send, or a writer from before).
+        { ...outcome, id: older.id },
+      ]);
+      const got = await store().deliveries.get(scope, sent.id);
+      expect(got?.signatureScheme).toBe("standard-webhooks");
+      expect(got?.headerNames).toEqual(["X-Tenant", "Authorization"]);
+      const none = await store().deliveries.get(scope, bare.id);
+      expect(none?.signatureScheme).toBe("herald-v1");
+      expect(none?.headerNames).toEqual([]);
+      const unknown = await store().deliveries.get(scope, older.id);
+      expect(unknown?.signatureScheme).toBeNull();
+      expect(unknown?.headerNames).toBeNull();
+      // A pending record has none yet, and the list reads them as get does.
+      const page = await store().deliveries.list(scope, sent.webhookId, {}, { limit: 10, cursor: null });
+      expect(page.data.map((d) => [d.signatureScheme, d.headerNames])).toEqual([
+        ["standard-webhooks", ["X-Tenant", "Authorization"]],
+      ]);
+    });
+
     it("head answers an endpoint's earliest pending delivery in acceptance order, due or not; countPending counts", async () => {
       const scope = newScope();
       const webhookId = uuid();

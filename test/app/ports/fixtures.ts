@@ -77,6 +77,8 @@ export function aDelivery(scope: Scope, over: Partial<Delivery> = {}): Delivery 
     createdAt: T0,
     erasedAt: null,
     sequence: (over.createdAt ?? T0).getTime() * 1000,
+    signatureScheme: null,
+    headerNames: null,
     ...over,
   };
 }

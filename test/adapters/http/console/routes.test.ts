@@ -387,6 +387,8 @@ describe("console: live", () => {
       createdAt: now,
       sequence: now.getTime() * 1000,
       erasedAt: null,
+      signatureScheme: null,
+      headerNames: null,
     };
     const foreign = { ...base, id: crypto.randomUUID(), tenantId: crypto.randomUUID() };
     const mine = { ...base, id: crypto.randomUUID() };

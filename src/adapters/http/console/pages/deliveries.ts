@@ -132,19 +132,23 @@ const attemptState = (d: Delivery): string => `${d.status} ${d.attemptedAt ? iso
 function sentRequest(sent: SentRequest, d: Delivery, endpoint: Endpoint | null): Html {
   const bytes = new TextEncoder().encode(sent.body).length;
   const pretty = prettyJson(sent.body);
-  // The record keeps the attempt's URL and time, not its headers: say what is rebuilt, and when the
-  // endpoint changed after the attempt, that its settings then may have been other than these.
+  // A record keeps its attempt's scheme and custom header names; one written before they were kept does
+  // not: say what is rebuilt, and when the endpoint changed after the attempt, that its settings then may
+  // have been other than these.
   const changedSince =
-    endpoint && d.attemptedAt && endpoint.updatedAt.getTime() > d.attemptedAt.getTime()
+    !sent.asRecorded && endpoint && d.attemptedAt && endpoint.updatedAt.getTime() > d.attemptedAt.getTime()
       ? html` <strong>This endpoint was changed after this attempt</strong> (${time(endpoint.updatedAt)}), so the scheme, headers or secrets in force then may have differed from these.`
       : "";
+  const inForce = sent.asRecorded
+    ? html`Herald records each attempt's URL, time, signature scheme and custom header names: the headers are rebuilt from them. The signature is recomputed under the scheme in force for this attempt (<code>${d.signatureScheme}</code>), over the body above, with the secrets that were active at the attempt's time; the custom headers listed are those this attempt sent.`
+    : html`Herald records each attempt's URL and time, not its headers: the headers are rebuilt. The signature is recomputed over the body above with the secrets that were active at the attempt's time. <strong>The record does not say which signature scheme and custom headers were in force for this attempt</strong>: those shown are the endpoint's current ones.`;
   return html`<pre class="code" id="request-head" tabindex="0" aria-label="Request line and headers">POST ${sent.url}
 ${sent.headers.map(([k, v], i) => `${k}: ${v}${i < sent.headers.length - 1 ? "\n" : ""}`)}</pre>
 <div class="secret"><span>Body, exactly as sent: <strong>${bytes}</strong> bytes</span> <button type="button" data-copy="request-body">Copy body</button></div>
 <pre class="code raw" id="request-body" data-raw tabindex="0" aria-label="Body as sent">
 ${sent.body}</pre>
 ${pretty === sent.body ? "" : html`<details><summary>Formatted view <span class="muted small">(for reading: not the bytes sent)</span></summary><pre class="code" tabindex="0">${pretty}</pre></details>`}
-<p class="muted small" id="request-note">Herald records each attempt's URL and time, not its headers: the headers are rebuilt. The signature is recomputed over the body above with the secrets that were active at the attempt's time. <strong>The record does not say which signature scheme and custom headers were in force for this attempt</strong>: those shown are the endpoint's current ones.${changedSince} Secrets are never shown, nor custom header values (${HEADER_VALUE_MASK}).</p>`;
+<p class="muted small" id="request-note">${inForce}${changedSince} Secrets are never shown, nor custom header values (${HEADER_VALUE_MASK}).</p>`;
 }
 
 const ERROR_TEXT: Record<string, string> = {
