@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { exported, onPath, postgresBinaries, runScript } from "./postgres-server.ts";
+import { exported, onPath, postgresBinaries, runScript, stopWhenGone } from "./postgres-server.ts";
 
 /**
  * The run's database servers, one of each for the whole run; each test file then makes a database of
@@ -18,6 +18,9 @@ import { exported, onPath, postgresBinaries, runScript } from "./postgres-server
  * scripts/ferretdb.sh when it is built or `go` can build it (minutes, once per machine). With none of
  * these, `mongoUri` is "" and `mongoUnavailable` the one line that the tests needing MongoDB fail with;
  * every other test runs.
+ *
+ * Everything started here is stopped at teardown, or, when the run is killed before it, by a watcher
+ * that outlives the run (stopWhenGone).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [postgres, mongo] = await Promise.all([runPostgres(), runMongo()]);
@@ -54,10 +57,12 @@ async function runPostgres(): Promise<Started & { url: string }> {
     try {
       // Only the machine's binaries: the tests never install anything.
       const out = await runScript("postgres.sh", ["start", state], { POSTGRES_INSTALL: "no" });
+      const unwatch = stopWhenGone(process.pid, "postgres.sh", state);
       return {
         url: exported(out, "DATABASE_URL"),
         stop: async () => {
           await runScript("postgres.sh", ["stop", state]).catch((e: Error) => note(e.message));
+          unwatch();
         },
       };
     } catch (e) {
@@ -119,10 +124,12 @@ async function startFerretDb(): Promise<(Started & { uri: string }) | null> {
   const state = stateDir("herald-test-ferretdb-");
   try {
     const out = await runScript("ferretdb.sh", ["start", state], { POSTGRES_INSTALL: "no" });
+    const unwatch = stopWhenGone(process.pid, "ferretdb.sh", state);
     return {
       uri: exported(out, "MONGODB_URI"),
       stop: async () => {
         await runScript("ferretdb.sh", ["stop", state]).catch((e: Error) => note(e.message));
+        unwatch();
       },
     };
   } catch (e) {

@@ -1,4 +1,4 @@
-import { execFile, spawnSync } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
@@ -54,6 +54,30 @@ export function runScript(name: string, args: string[], env: Record<string, stri
   });
 }
 
+/**
+ * Runs `scripts/<script> stop <state>` once the process `pid` is gone, so that a test run killed before
+ * its teardown (Ctrl-C twice, a SIGKILL, a closed pipe) leaves no server behind: the servers the scripts
+ * start are daemons that outlive it. Answers a function that cancels the watch, for a teardown that
+ * stopped the server itself (a later run could be given the same state directory's name).
+ */
+export function stopWhenGone(pid: number, script: string, state: string): () => void {
+  const watcher = spawn(
+    "bash",
+    [
+      "-c",
+      'while kill -0 "$0" 2>/dev/null; do sleep 1; done; exec "$1" stop "$2" >/dev/null 2>&1',
+      String(pid),
+      join(ROOT, "scripts", script),
+      state,
+    ],
+    { detached: true, stdio: "ignore" },
+  );
+  watcher.unref();
+  return () => {
+    watcher.kill();
+  };
+}
+
 /** The value that `scripts/<x>.sh start` prints as `export NAME=value`. */
 export function exported(stdout: string, name: string): string {
   const m = new RegExp(`^export ${name}=(\\S+)$`, "m").exec(stdout);
@@ -101,6 +125,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     rmSync(state, { recursive: true, force: true });
     throw e;
   }
+  const unwatch = stopWhenGone(process.pid, "postgres.sh", state);
   const bin = readFileSync(join(state, "pg_bin"), "utf8").trim();
   // PostgreSQL refuses to run as root: as root, pg_ctl runs as the cluster's owner.
   const pgCtl = (args: string[]) =>
@@ -126,6 +151,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     },
     async close() {
       await runScript("postgres.sh", ["stop", state]).catch(() => {});
+      unwatch();
       running = false;
       rmSync(state, { recursive: true, force: true });
     },
