@@ -13,7 +13,11 @@ describe.each<Runtime>(["node", "bun", "deno"])("console on %s", (runtime) => {
   it("signs in, serves pages and its script under a strict CSP, streams live events, makes portal links", {
     timeout: 90_000,
   }, async () => {
-    const server = await startHerald({ runtime, env: { HERALD_STORE: "memory" }, readyTimeoutMs: 60_000 });
+    const server = await startHerald({
+      runtime,
+      env: { HERALD_STORE: "memory", HERALD_ALLOW_HTTP_URLS: "true" },
+      readyTimeoutMs: 60_000,
+    });
     started.push(server);
     const token = /hrld_[A-Za-z0-9_-]{43}/.exec(server.output())?.[0];
     expect(token, server.output()).toBeDefined();
@@ -59,5 +63,46 @@ describe.each<Runtime>(["node", "bun", "deno"])("console on %s", (runtime) => {
     const entered = await fetch(url, { redirect: "manual" });
     expect(entered.status).toBe(303);
     expect(entered.headers.get("location")).toBe("/portal");
+
+    // The attempt page's channel follows one attempt: a pending one is reported again once recorded.
+    const api = (path: string, init: RequestInit = {}) =>
+      fetch(`${base}/api/v1${path}`, {
+        ...init,
+        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+      });
+    const made = await api("/webhooks", {
+      method: "POST",
+      // A closed loopback port: the attempt fails at once with connection_error and is recorded.
+      body: JSON.stringify({ url: "http://127.0.0.1:9/hook", events: ["domain.verified"] }),
+    });
+    expect(made.status).toBe(201);
+    const endpoint = (await made.json()) as { id: string };
+    const published = await api("/events", {
+      method: "POST",
+      body: JSON.stringify({
+        type: "domain.verified",
+        data: { domain_id: crypto.randomUUID(), domain: "mail.example.com", status: "verified" },
+      }),
+    });
+    expect(published.status).toBe(202);
+    const listed = (await (await api(`/webhooks/${endpoint.id}/deliveries`)).json()) as {
+      data: { id: string }[];
+    };
+    const deliveryId = listed.data.at(-1)!.id;
+    const follow = new AbortController();
+    const attempts = await fetch(`${base}/console/live/stream?delivery=${deliveryId}`, {
+      headers: { Cookie: cookie!, Accept: "text/event-stream" },
+      signal: follow.signal,
+    });
+    expect(attempts.status).toBe(200);
+    const events = attempts.body!.getReader();
+    let text = "";
+    while (!/event: delivery\ndata: .*"status":"failed"/.test(text)) {
+      const { value, done } = await events.read();
+      if (done) throw new Error(`the attempt's stream ended before its result:\n${text}`);
+      text += new TextDecoder().decode(value);
+    }
+    expect(text).toContain(deliveryId);
+    follow.abort();
   });
 });
