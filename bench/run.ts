@@ -315,6 +315,29 @@ async function publish(s: Server, i: number, sent: Map<string, number>, calls?: 
   sent.set(r.id, startedAt);
 }
 
+/**
+ * BENCH_PUBLISH_BATCH=N: the throughput phase publishes N events per POST /api/v1/events/batch (1 to 100)
+ * instead of one per POST /api/v1/events; the publish call figures are then per batch call.
+ */
+const PUBLISH_BATCH = Number(process.env.BENCH_PUBLISH_BATCH ?? 1);
+if (!Number.isInteger(PUBLISH_BATCH) || PUBLISH_BATCH < 1 || PUBLISH_BATCH > 100)
+  throw new Error("BENCH_PUBLISH_BATCH must be a whole number from 1 to 100");
+
+/** Publishes the events `indices` in one batch call; every one must be accepted. */
+async function publishBatch(s: Server, indices: number[], sent: Map<string, number>, calls?: number[]) {
+  const start = performance.now();
+  const startedAt = Date.now();
+  const r = (await call(s, "POST", "/api/v1/events/batch", {
+    events: indices.map((i) => ({ type: EVENT_TYPE, data: eventData(i) })),
+  })) as { data: { status: number; event?: { id: string }; problem?: unknown }[] };
+  calls?.push(performance.now() - start);
+  for (const item of r.data) {
+    if (item.status !== 202 || !item.event)
+      throw new Error(`a batch item was refused: ${JSON.stringify(item)}`);
+    sent.set(item.event.id, startedAt);
+  }
+}
+
 /** Events per second offered in the latency phase, for every store (else from RATE_DELIVERIES). */
 const RATE_EVENTS = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : null;
 
@@ -364,8 +387,15 @@ async function runStore(store: Store, endpoints: number, processes: number) {
     await Promise.all(
       Array.from({ length: PUBLISH_CONCURRENCY }, async () => {
         while (next < events) {
-          const i = next++;
-          await publish(via(i), 1_000 + i, sent, publishCalls);
+          if (PUBLISH_BATCH === 1) {
+            const i = next++;
+            await publish(via(i), 1_000 + i, sent, publishCalls);
+            continue;
+          }
+          const first = next;
+          next = Math.min(events, next + PUBLISH_BATCH);
+          const indices = Array.from({ length: next - first }, (_, k) => 1_000 + first + k);
+          await publishBatch(via(first), indices, sent, publishCalls);
         }
       }),
     );
@@ -569,7 +599,7 @@ for (const endpoints of ENDPOINT_COUNTS) {
   for (const { store, processes } of runs) {
     if (!stores.includes(store)) continue;
     console.log(
-      `\n== ${store}, ${processes} process${processes > 1 ? "es" : ""}, ${endpoints} endpoints, ${PUBLISH_CONCURRENCY} publishers` +
+      `\n== ${store}, ${processes} process${processes > 1 ? "es" : ""}, ${endpoints} endpoints, ${PUBLISH_CONCURRENCY} publishers${PUBLISH_BATCH > 1 ? ` sending batches of ${PUBLISH_BATCH}` : ""}` +
         ` (HERALD_CONCURRENCY=${process.env.HERALD_CONCURRENCY ?? 200}, HERALD_ENDPOINT_CONCURRENCY=${process.env.HERALD_ENDPOINT_CONCURRENCY ?? 10})`,
     );
     const r = await runStore(store, endpoints, processes);
