@@ -13,7 +13,7 @@ import {
 import { isoMillis } from "../../../../domain/time.ts";
 import { problemFromError, statusOf } from "../../problem.ts";
 import { type C, type PageContext, type PageRoutes, param } from "../context.ts";
-import { setFlash, takeFlash } from "../flash.ts";
+import { type Flash, setFlash, takeFlash } from "../flash.ts";
 import { eventTypes, field, fields, parseMoment, parseOrderingField, parseRateLimitField } from "../forms.ts";
 import { csrfField, type Html, time } from "../view.ts";
 import {
@@ -242,14 +242,7 @@ export const endpointRoutes: PageRoutes = (r, p) => {
             signatureScheme: values.signatureScheme,
           });
           // Post/Redirect/Get: a reload shows the secret page again, never posts the form again.
-          const shown = `/endpoints/${endpoint.id}/secret`;
-          await setFlash(c, p.mode, base + shown, {
-            kind: "secret",
-            endpointId: endpoint.id,
-            secret,
-            why: "created",
-          });
-          return p.redirect(c, shown);
+          return showSecretOnce(c, p, endpoint.id, secret, "created");
         } catch (e) {
           const problem = problemFromError(e);
           if (!problem) throw e;
@@ -408,14 +401,7 @@ export const endpointRoutes: PageRoutes = (r, p) => {
             });
             if (secret === null) return p.redirect(c, `/endpoints/${e.id}?notice=scheme`);
             // A switch to another kind of key issued one: shown once, as after a rotation.
-            const shown = `/endpoints/${endpoint.id}/secret`;
-            await setFlash(c, p.mode, base + shown, {
-              kind: "secret",
-              endpointId: endpoint.id,
-              secret,
-              why: "switched",
-            });
-            return p.redirect(c, shown);
+            return showSecretOnce(c, p, endpoint.id, secret, "switched");
           } catch (err) {
             return formFailed(c, p, e, err);
           }
@@ -441,14 +427,7 @@ export const endpointRoutes: PageRoutes = (r, p) => {
             ]);
           }
           const { endpoint, secret } = await deps.endpoints.rotate(scope, e.id, grace);
-          const shown = `/endpoints/${endpoint.id}/secret`;
-          await setFlash(c, p.mode, base + shown, {
-            kind: "secret",
-            endpointId: endpoint.id,
-            secret,
-            why: "rotated",
-          });
-          return p.redirect(c, shown);
+          return showSecretOnce(c, p, endpoint.id, secret, "rotated");
         }
         case "test": {
           const type = field(f, "type");
@@ -514,4 +493,17 @@ function formFailed(c: C, p: PageContext, e: Endpoint, error: unknown, extra: Pa
     issues ? `${problem.detail} ${issues}.` : problem.detail,
     statusOf(problem.code),
   );
+}
+
+/** A key issued by a form, shown once: its flash goes to the endpoint's secret page, and the answer redirects there. */
+async function showSecretOnce(
+  c: C,
+  p: PageContext,
+  endpointId: string,
+  secret: string,
+  why: Flash["why"],
+): Promise<Response> {
+  const shown = `/endpoints/${endpointId}/secret`;
+  await setFlash(c, p.mode, p.base + shown, { kind: "secret", endpointId, secret, why });
+  return p.redirect(c, shown);
 }
