@@ -56,6 +56,9 @@ export async function runHerald(rt: RuntimeBinding): Promise<void> {
     rt.exit(1);
   }
   logger.info("herald listening", { host: config.host, port: served.port, runtime: rt.name });
+  // The proxy's address only: its credentials never reach a log line.
+  if (config.deliveryProxy)
+    logger.info("deliveries go through an egress proxy", { proxy: config.deliveryProxy.display });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
