@@ -39,7 +39,8 @@ export interface FetchSenderOptions {
  * itself BEFORE the request and fetch then resolves it again to connect. The address actually
  * connected to is not checked: a DNS answer that changes between the two lookups (rebinding with
  * a short TTL) gets around the guard. The Node sender (undici-sender.ts) checks inside the
- * connection's own lookup and has no such gap. Runtimes also add headers of their own (Accept,
+ * connection's own lookup and has no such gap; so does this sender's proxied path (HERALD_DELIVERY_PROXY,
+ * proxy-post.ts), which tunnels to the address it checked. Runtimes also add headers of their own (Accept,
  * Accept-Encoding, ...), and connection pooling is whatever the runtime's fetch does.
  */
 export function createFetchSender(options: FetchSenderOptions): Sender {
