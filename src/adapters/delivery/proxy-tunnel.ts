@@ -117,6 +117,9 @@ export async function openTunnel(target: TunnelTarget, o: TunnelOptions): Promis
     });
     current = secure;
     await settled(secure, "secureConnect");
+    // From here the TLS socket reports the connection's failures; one on the TCP socket under it must
+    // not go unhandled (and crash the process) on a runtime that emits it there too.
+    socket.on("error", () => {});
     return secure;
   } catch (err) {
     current.destroy();
