@@ -225,3 +225,40 @@ describe.each(SENDERS)("deliveries through an egress proxy: $name", ({ make }) =
     expect(px.connections).toBe(0);
   });
 });
+
+describe("the tunnel's address", () => {
+  it("checks every new tunnel again: a name rebound to a blocked address never reaches the proxy", async () => {
+    const rx = await receiver(false);
+    const px = await proxy();
+    // 127.0.0.1 is the stand-in public address here, 10.x the private one the name is rebound to.
+    const s = createFetchSender({
+      timeoutMs: 3_000,
+      allowPrivateNetworks: false,
+      isBlocked: (ip) => ip.startsWith("10."),
+      userAgent: "Herald/test",
+      lookup: scriptedLookup(["127.0.0.1"], ["10.0.0.7"]),
+      proxy: route(px.url),
+    });
+    cleanups.push(() => s.close());
+    const url = `http://rebound.example.test:${rx.port}/webhook`;
+    expect((await s.send(delivery(url))).responseStatus).toBe(200);
+    expect((await s.send(delivery(url))).error).toBe("blocked_address");
+    expect(px.requests.map((r) => r.target)).toEqual([`127.0.0.1:${rx.port}`]);
+  });
+
+  it("writes an IPv6 address in brackets", async () => {
+    const px = await proxy({ answer: 502 });
+    const s = createUndiciSender({
+      timeoutMs: 3_000,
+      allowPrivateNetworks: true,
+      userAgent: "Herald/test",
+      lookup: scriptedLookup(["2001:db8::5"]),
+      proxy: route(px.url),
+    });
+    cleanups.push(() => s.close());
+    expect((await s.send(delivery("https://v6.example.test/webhook"))).error).toBe("connection_error");
+    expect(px.requests.map((r) => [r.target, r.headers.host])).toEqual([
+      ["[2001:db8::5]:443", "[2001:db8::5]:443"],
+    ]);
+  });
+});
