@@ -56,44 +56,68 @@ export interface TunnelTarget {
 }
 
 /**
- * The address to ask the proxy for: a literal IP as is (refused when blocked), a name resolved and
- * checked (every address) by Herald. The proxy is never given a name, so it cannot resolve one to an
- * address Herald did not check (ADR 21).
+ * The addresses to ask the proxy for, in the resolver's order: a literal IP as is (refused when
+ * blocked), a name's every address checked by Herald (any blocked refuses the name). The proxy is never
+ * given a name, so it cannot resolve one to an address Herald did not check (ADR 21).
  */
-export async function checkedAddress(
+export async function checkedAddresses(
   hostname: string,
   resolve: Resolve,
   isBlocked: (ip: string) => boolean,
-): Promise<string> {
+): Promise<string[]> {
   if (isIpLiteral(hostname)) {
     if (isBlocked(hostname)) throw new BlockedAddressError(hostname, hostname);
-    return hostname;
+    return [hostname];
   }
-  const [first] = await resolveChecked(hostname, resolve, isBlocked);
-  return (first as { address: string }).address;
+  return (await resolveChecked(hostname, resolve, isBlocked)).map((a) => a.address);
 }
+
+/** A proxy answer saying it could not reach that address (the next one may do): 502, 503, 504. */
+const UNREACHED = new Set([502, 503, 504]);
+/** At most this many addresses of one name are tried, as a browser's happy eyeballs would. */
+const MAX_ADDRESSES = 4;
 
 /**
  * Opens a connection to `target` through the proxy: resolves and checks the host, connects to the
  * proxy, asks it to `CONNECT <checked address>:<port>`, and for https starts TLS inside the tunnel with
- * SNI and certificate verification for the original host name. Resolves with a socket ready for
- * HTTP/1.1; on Node, Bun and Deno alike (node:net and node:tls).
+ * SNI and certificate verification for the original host name. When the proxy cannot reach an address
+ * (502, 503, 504: `::1` first for a receiver listening on IPv4 only), the next checked one is asked for,
+ * within the same time limit. Resolves with a socket ready for HTTP/1.1; on Node, Bun and Deno alike
+ * (node:net and node:tls).
  */
 export async function openTunnel(target: TunnelTarget, o: TunnelOptions): Promise<Socket> {
-  const address = await untilAborted(checkedAddress(target.hostname, o.resolve, o.isBlocked), o.signal);
+  const deadline = performance.now() + o.timeoutMs;
+  const addresses = await untilAborted(checkedAddresses(target.hostname, o.resolve, o.isBlocked), o.signal);
+  for (let i = 0; ; i++) {
+    const address = addresses[i] as string;
+    try {
+      return await tunnelTo(address, target, o, deadline);
+    } catch (err) {
+      const next = i + 1 < Math.min(addresses.length, MAX_ADDRESSES);
+      if (!(next && err instanceof ProxyRefusedError && UNREACHED.has(err.status))) throw err;
+    }
+  }
+}
+
+function tunnelTimeout(ms: number): Error {
+  return Object.assign(new Error(`the egress proxy did not open a tunnel in ${Math.round(ms)} ms`), {
+    code: PROXY_TIMEOUT_CODE,
+  });
+}
+
+async function tunnelTo(
+  address: string,
+  target: TunnelTarget,
+  o: TunnelOptions,
+  deadline: number,
+): Promise<Socket> {
   const authority = `${address.includes(":") ? `[${address}]` : address}:${target.port}`;
+  const left = deadline - performance.now();
+  if (left <= 0) throw tunnelTimeout(o.timeoutMs);
   const socket = netConnect({ host: o.proxy.host, port: o.proxy.port });
   let current: Socket = socket;
   const fail = (err: Error) => current.destroy(err);
-  const timer = setTimeout(
-    () =>
-      fail(
-        Object.assign(new Error(`the egress proxy did not open a tunnel in ${o.timeoutMs} ms`), {
-          code: PROXY_TIMEOUT_CODE,
-        }),
-      ),
-    o.timeoutMs,
-  );
+  const timer = setTimeout(() => fail(tunnelTimeout(o.timeoutMs)), left);
   const onAbort = () => fail(o.signal?.reason instanceof Error ? o.signal.reason : new Error("aborted"));
   o.signal?.addEventListener("abort", onAbort, { once: true });
   if (o.signal?.aborted) onAbort();

@@ -246,6 +246,23 @@ describe("the tunnel's address", () => {
     expect(px.requests.map((r) => r.target)).toEqual([`127.0.0.1:${rx.port}`]);
   });
 
+  it.each(SENDERS)(
+    "asks for the next checked address when the proxy cannot reach one: $name",
+    async ({ make }) => {
+      const rx = await receiver();
+      const px = await proxy();
+      // The receiver listens on 127.0.0.1 only: the proxy answers 502 for [::1].
+      const s = make({ proxy: route(px.url), lookup: scriptedLookup(["::1", "127.0.0.1"]) });
+      cleanups.push(() => s.close());
+      const outcome = await s.send(delivery(`https://localhost:${rx.port}/webhook`));
+      expect(outcome).toMatchObject({ ok: true, responseStatus: 200 });
+      expect(px.requests.map((r) => [r.target, r.status])).toEqual([
+        [`[::1]:${rx.port}`, 502],
+        [`127.0.0.1:${rx.port}`, 200],
+      ]);
+    },
+  );
+
   it("writes an IPv6 address in brackets", async () => {
     const px = await proxy({ answer: 502 });
     const s = createUndiciSender({
