@@ -1,3 +1,4 @@
+import { createServer } from "node:net";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createFetchSender } from "../../../src/adapters/delivery/fetch-sender.ts";
 import type { Resolve } from "../../../src/adapters/delivery/guarded-lookup.ts";
@@ -277,5 +278,89 @@ describe("the tunnel's address", () => {
     expect(px.requests.map((r) => [r.target, r.headers.host])).toEqual([
       ["[2001:db8::5]:443", "[2001:db8::5]:443"],
     ]);
+  });
+});
+
+describe("the POST on a tunnel (proxy-post.ts, the Bun and Deno path)", () => {
+  /** A raw HTTP/1.1 server answering each request with `answer` as written, byte for byte. */
+  async function rawReceiver(answer: string[]): Promise<{ port: number; heads: string[] }> {
+    const heads: string[] = [];
+    const server = createServer((socket) => {
+      let got = "";
+      socket.on("error", () => {});
+      socket.on("data", (d: Buffer) => {
+        got += d.toString("latin1");
+        const end = got.indexOf("\r\n\r\n");
+        const length = Number(/content-length: (\d+)/i.exec(got)?.[1] ?? 0);
+        if (end === -1 || got.length < end + 4 + length) return;
+        heads.push(got.slice(0, end));
+        // Sent in pieces, so the reader has to put the answer together.
+        let i = 0;
+        const next = () => {
+          const part = answer[i++];
+          if (part === undefined) return void socket.end();
+          socket.write(part, () => setTimeout(next, 5));
+        };
+        next();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    cleanups.push(() => new Promise((r) => server.close(() => r())));
+    return { port: (server.address() as { port: number }).port, heads };
+  }
+
+  async function sendVia(port: number) {
+    const px = await proxy();
+    const s = createFetchSender({
+      timeoutMs: 3_000,
+      allowPrivateNetworks: true,
+      userAgent: "Herald/test",
+      lookup: scriptedLookup(["127.0.0.1"]),
+      proxy: route(px.url),
+    });
+    cleanups.push(() => s.close());
+    return s.send(delivery(`http://receiver.example.test:${port}/in?q=1`));
+  }
+
+  it("reads a chunked answer with trailers after a 100 Continue", async () => {
+    const rx = await rawReceiver([
+      "HTTP/1.1 100 Continue\r\n\r\n",
+      "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 30\r\nTransfer-Encoding: chunked\r\n\r\n",
+      "5;ext=1\r\nhel",
+      "lo\r\n7\r\n, world\r\n0\r\nX-Trailer: t\r\n\r\n",
+    ]);
+    const outcome = await sendVia(rx.port);
+    expect(outcome).toMatchObject({
+      error: "http_status",
+      responseStatus: 503,
+      responseBody: "hello, world",
+      retryAfterMs: 30_000,
+    });
+    const [head] = rx.heads;
+    expect(head?.split("\r\n")[0]).toBe("POST /in?q=1 HTTP/1.1");
+    expect(head).toContain(`\r\nHost: receiver.example.test:${rx.port}\r\n`);
+    expect(head).toContain("\r\nConnection: close");
+  });
+
+  it("reads an answer that ends when the connection closes, and fails one cut short", async () => {
+    const closeDelimited = await rawReceiver(["HTTP/1.1 200 OK\r\n\r\n", "all ", "of it"]);
+    expect(await sendVia(closeDelimited.port)).toMatchObject({
+      ok: true,
+      responseStatus: 200,
+      responseBody: "all of it",
+    });
+    const cut = await rawReceiver(["HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", "only part"]);
+    expect(await sendVia(cut.port)).toMatchObject({
+      ok: false,
+      error: "connection_error",
+      responseStatus: 200,
+      responseBody: "only part",
+    });
+    const silent = await rawReceiver([]);
+    expect(await sendVia(silent.port)).toMatchObject({
+      ok: false,
+      error: "connection_error",
+      responseStatus: null,
+    });
   });
 });
