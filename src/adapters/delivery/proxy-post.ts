@@ -32,6 +32,7 @@ export async function postOnSocket(
 ): Promise<{ status: number; retryAfter: string | null }> {
   const onAbort = () => socket.destroy(x.signal.reason instanceof Error ? x.signal.reason : undefined);
   x.signal.addEventListener("abort", onAbort, { once: true });
+  if (x.signal.aborted) onAbort();
   try {
     const body = Buffer.from(post.body, "utf8");
     let head = `POST ${post.path} HTTP/1.1\r\nHost: ${post.host}\r\n`;
