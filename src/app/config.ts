@@ -267,6 +267,11 @@ export interface Config {
   deliveryProxy: EgressProxy | null;
   /** HERALD_DELIVERY_NO_PROXY: endpoint hosts that are delivered to directly even with a proxy. */
   deliveryNoProxy: NoProxyRule[];
+  /**
+   * Names (never values) of the conventional proxy variables set (HTTP_PROXY, HTTPS_PROXY, any case),
+   * unless NO_PROXY is `*`. Herald ignores them, but Bun's and Deno's fetch do not (ADR 21).
+   */
+  ambientProxyVariables: string[];
   logLevel: LogLevel;
   /**
    * postgres (DATABASE_URL, or embedded when it is unset: the default), mongo (MONGODB_URI, or an embedded
@@ -282,6 +287,13 @@ export class ConfigError extends Error {
     super(message);
     this.name = "ConfigError";
   }
+}
+
+function ambientProxyVariables(env: Record<string, string | undefined>): string[] {
+  const set = (name: string) => (env[name] ?? "").trim() !== "";
+  const noProxy = (env.NO_PROXY ?? env.no_proxy ?? "").trim();
+  if (noProxy === "*") return [];
+  return ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"].filter(set);
 }
 
 /** Parses the environment once; a bad value throws a ConfigError whose message is one line naming the variable. */
@@ -325,6 +337,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     allowHttpUrls: c.HERALD_ALLOW_HTTP_URLS,
     deliveryProxy: c.HERALD_DELIVERY_PROXY,
     deliveryNoProxy: c.HERALD_DELIVERY_NO_PROXY,
+    ambientProxyVariables: ambientProxyVariables(env),
     logLevel: c.HERALD_LOG_LEVEL,
     store,
     portalFrameAncestors: c.HERALD_PORTAL_FRAME_ANCESTORS,

@@ -169,6 +169,15 @@ describe("configuration", () => {
     expect(parseConfig({ HERALD_DELIVERY_PROXY: "" }).deliveryProxy).toBeNull();
   });
 
+  it("names the conventional proxy variables that are set (never their values), none when NO_PROXY is *", () => {
+    expect(parseConfig({}).ambientProxyVariables).toEqual([]);
+    expect(
+      parseConfig({ HTTPS_PROXY: "http://u:secret@p:1", http_proxy: "http://p:2", HTTP_PROXY: "" })
+        .ambientProxyVariables,
+    ).toEqual(["HTTPS_PROXY", "http_proxy"]);
+    expect(parseConfig({ HTTPS_PROXY: "http://p:1", NO_PROXY: "*" }).ambientProxyVariables).toEqual([]);
+  });
+
   it.each([
     ["not a url", /^HERALD_DELIVERY_PROXY must be a URL like http:\/\/proxy.internal:3128$/],
     [

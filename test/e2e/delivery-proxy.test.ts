@@ -63,6 +63,8 @@ describe.each(RUNTIMES)("deliveries through an egress proxy on %s", (runtime) =>
       HERALD_DELIVERY_PROXY: `http://herald:${PASSWORD}@127.0.0.1:${px.port}`,
       HERALD_LOG_LEVEL: "debug",
       DENO_CERT: world.tls.caCertPath,
+      // Ignored by Herald (every delivery here goes through HERALD_DELIVERY_PROXY), warned about on Bun and Deno.
+      HTTPS_PROXY: `http://ambient:${PASSWORD}@127.0.0.1:9`,
     };
     const outputs: string[] = [];
     try {
@@ -107,6 +109,7 @@ describe.each(RUNTIMES)("deliveries through an egress proxy on %s", (runtime) =>
       expect(await h.stop()).toBe(0);
       outputs.push(h.output(), metrics, records);
       expect(h.output()).toContain(`http://127.0.0.1:${px.port}`);
+      expect(h.output().includes("HTTPS_PROXY set:")).toBe(runtime !== "node");
 
       // Private networks refused: localhost resolves to 127.0.0.1, so nothing may reach the proxy.
       const before = px.connections;
