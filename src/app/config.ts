@@ -1,5 +1,12 @@
 import { z } from "zod";
 import { DEFAULT_RETRY_SCHEDULE_MS } from "../domain/backoff.ts";
+import {
+  type EgressProxy,
+  type NoProxyRule,
+  ProxySettingError,
+  parseEgressProxy,
+  parseNoProxy,
+} from "../domain/egress-proxy.ts";
 import { fromBase64 } from "../domain/encoding.ts";
 import { formatDuration, parseDuration } from "../domain/time.ts";
 
@@ -146,6 +153,34 @@ const frameAncestors = z
     return items;
   });
 
+// The value may carry a password: messages say what is wrong and never repeat it.
+const deliveryProxy = z
+  .string()
+  .optional()
+  .transform((text, ctx) => {
+    if (text === undefined || text.trim() === "") return null;
+    try {
+      return parseEgressProxy(text);
+    } catch (e) {
+      if (!(e instanceof ProxySettingError)) throw e;
+      ctx.addIssue({ code: "custom", message: `HERALD_DELIVERY_PROXY ${e.message}` });
+      return z.NEVER;
+    }
+  });
+
+const noProxy = z
+  .string()
+  .default("")
+  .transform((text, ctx) => {
+    try {
+      return parseNoProxy(text);
+    } catch (e) {
+      if (!(e instanceof ProxySettingError)) throw e;
+      ctx.addIssue({ code: "custom", message: `HERALD_DELIVERY_NO_PROXY ${e.message}` });
+      return z.NEVER;
+    }
+  });
+
 const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 
 /**
@@ -191,6 +226,8 @@ export const configSchema = z.object({
   HERALD_RETENTION: duration("HERALD_RETENTION", "30d", 60_000),
   HERALD_ALLOW_PRIVATE_NETWORKS: bool("HERALD_ALLOW_PRIVATE_NETWORKS"),
   HERALD_ALLOW_HTTP_URLS: bool("HERALD_ALLOW_HTTP_URLS"),
+  HERALD_DELIVERY_PROXY: deliveryProxy,
+  HERALD_DELIVERY_NO_PROXY: noProxy,
   HERALD_STORE: z.enum(STORES, { error: `HERALD_STORE must be one of ${STORES.join(", ")}` }).optional(),
   HERALD_PORTAL_FRAME_ANCESTORS: frameAncestors,
   HERALD_LOG_LEVEL: z
@@ -226,6 +263,15 @@ export interface Config {
   retentionMs: number;
   allowPrivateNetworks: boolean;
   allowHttpUrls: boolean;
+  /** HERALD_DELIVERY_PROXY: the forward proxy deliveries tunnel through (CONNECT), or null: direct. */
+  deliveryProxy: EgressProxy | null;
+  /** HERALD_DELIVERY_NO_PROXY: endpoint hosts that are delivered to directly even with a proxy. */
+  deliveryNoProxy: NoProxyRule[];
+  /**
+   * Names (never values) of the conventional proxy variables set (HTTP_PROXY, HTTPS_PROXY, any case),
+   * unless NO_PROXY is `*`. Herald ignores them, but Bun's and Deno's fetch do not (ADR 21).
+   */
+  ambientProxyVariables: string[];
   logLevel: LogLevel;
   /**
    * postgres (DATABASE_URL, or embedded when it is unset: the default), mongo (MONGODB_URI, or an embedded
@@ -241,6 +287,13 @@ export class ConfigError extends Error {
     super(message);
     this.name = "ConfigError";
   }
+}
+
+function ambientProxyVariables(env: Record<string, string | undefined>): string[] {
+  const set = (name: string) => (env[name] ?? "").trim() !== "";
+  const noProxy = (env.NO_PROXY ?? env.no_proxy ?? "").trim();
+  if (noProxy === "*") return [];
+  return ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"].filter(set);
 }
 
 /** Parses the environment once; a bad value throws a ConfigError whose message is one line naming the variable. */
@@ -282,6 +335,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     retentionMs: c.HERALD_RETENTION,
     allowPrivateNetworks: c.HERALD_ALLOW_PRIVATE_NETWORKS,
     allowHttpUrls: c.HERALD_ALLOW_HTTP_URLS,
+    deliveryProxy: c.HERALD_DELIVERY_PROXY,
+    deliveryNoProxy: c.HERALD_DELIVERY_NO_PROXY,
+    ambientProxyVariables: ambientProxyVariables(env),
     logLevel: c.HERALD_LOG_LEVEL,
     store,
     portalFrameAncestors: c.HERALD_PORTAL_FRAME_ANCESTORS,

@@ -1,5 +1,6 @@
 // Bun entry point: Bun.serve for HTTP, the fetch sender for deliveries.
 import { createFetchSender } from "../adapters/delivery/fetch-sender.ts";
+import { proxyRoute } from "../adapters/delivery/proxy-tunnel.ts";
 import { VERSION } from "../version.ts";
 import { runHerald } from "./run.ts";
 
@@ -23,6 +24,7 @@ await runHerald({
       timeoutMs: c.deliveryTimeoutMs,
       allowPrivateNetworks: c.allowPrivateNetworks,
       userAgent: `Herald/${VERSION}`,
+      proxy: proxyRoute(c),
     }),
   serve: (fetch, c) => {
     const server = Bun.serve({ fetch, port: c.port, hostname: c.host });

@@ -1,6 +1,7 @@
 // Deno entry point: Deno.serve for HTTP, the fetch sender for deliveries.
 import process from "node:process";
 import { createFetchSender } from "../adapters/delivery/fetch-sender.ts";
+import { proxyRoute } from "../adapters/delivery/proxy-tunnel.ts";
 import { VERSION } from "../version.ts";
 import { runHerald } from "./run.ts";
 
@@ -25,6 +26,7 @@ await runHerald({
       timeoutMs: c.deliveryTimeoutMs,
       allowPrivateNetworks: c.allowPrivateNetworks,
       userAgent: `Herald/${VERSION}`,
+      proxy: proxyRoute(c),
     }),
   serve: (fetch, c) => {
     const server = Deno.serve({ port: c.port, hostname: c.host, onListen: () => {} }, fetch);

@@ -1,4 +1,5 @@
 import { serve } from "@hono/node-server";
+import { proxyRoute } from "../adapters/delivery/proxy-tunnel.ts";
 import { createUndiciSender } from "../adapters/delivery/undici-sender.ts";
 import { VERSION } from "../version.ts";
 import { runHerald } from "./run.ts";
@@ -11,6 +12,7 @@ await runHerald({
       timeoutMs: c.deliveryTimeoutMs,
       allowPrivateNetworks: c.allowPrivateNetworks,
       userAgent: `Herald/${VERSION}`,
+      proxy: proxyRoute(c),
     }),
   serve: (fetch, c) =>
     new Promise((resolve, reject) => {

@@ -56,6 +56,15 @@ export async function runHerald(rt: RuntimeBinding): Promise<void> {
     rt.exit(1);
   }
   logger.info("herald listening", { host: config.host, port: served.port, runtime: rt.name });
+  // The proxy's address only: its credentials never reach a log line.
+  if (config.deliveryProxy)
+    logger.info("deliveries go through an egress proxy", { proxy: config.deliveryProxy.display });
+  // Bun's and Deno's fetch send direct deliveries through these by host name, outside the address check.
+  if (rt.name !== "node" && config.ambientProxyVariables.length > 0)
+    logger.warn(
+      `${config.ambientProxyVariables.join(", ")} set: ${rt.name}'s fetch sends direct deliveries through that proxy by host name, outside Herald's address check; unset it or set NO_PROXY=*, and use HERALD_DELIVERY_PROXY`,
+      { variables: config.ambientProxyVariables },
+    );
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -153,6 +153,64 @@ describe("configuration", () => {
     expect(() => parseConfig({ HERALD_RATE_LIMIT: "lots" })).toThrow(/^HERALD_RATE_LIMIT must be/);
   });
 
+  it("reads HERALD_DELIVERY_PROXY and HERALD_DELIVERY_NO_PROXY: unset means direct", () => {
+    expect(parseConfig({})).toMatchObject({ deliveryProxy: null, deliveryNoProxy: [] });
+    const c = parseConfig({
+      HERALD_DELIVERY_PROXY: "http://egress:p%40ss@proxy.internal:3128",
+      HERALD_DELIVERY_NO_PROXY: "internal.example, 10.0.0.0/8",
+    });
+    expect(c.deliveryProxy).toEqual({
+      host: "proxy.internal",
+      port: 3128,
+      authorization: `Basic ${Buffer.from("egress:p@ss").toString("base64")}`,
+      display: "http://proxy.internal:3128",
+    });
+    expect(c.deliveryNoProxy).toHaveLength(2);
+    expect(parseConfig({ HERALD_DELIVERY_PROXY: "" }).deliveryProxy).toBeNull();
+  });
+
+  it("names the conventional proxy variables that are set (never their values), none when NO_PROXY is *", () => {
+    expect(parseConfig({}).ambientProxyVariables).toEqual([]);
+    expect(
+      parseConfig({ HTTPS_PROXY: "http://u:secret@p:1", http_proxy: "http://p:2", HTTP_PROXY: "" })
+        .ambientProxyVariables,
+    ).toEqual(["HTTPS_PROXY", "http_proxy"]);
+    expect(parseConfig({ HTTPS_PROXY: "http://p:1", NO_PROXY: "*" }).ambientProxyVariables).toEqual([]);
+  });
+
+  it.each([
+    ["not a url", /^HERALD_DELIVERY_PROXY must be a URL like http:\/\/proxy.internal:3128$/],
+    [
+      "socks5://u:hunter2@proxy:1080",
+      /^HERALD_DELIVERY_PROXY must be an http:\/\/ proxy URL \(CONNECT\); socks5:\/\/ proxies are not supported$/,
+    ],
+    ["https://u:hunter2@proxy:443", /https:\/\/ proxies are not supported$/],
+    ["http://u:hunter2@proxy:3128/path", /no path, query or fragment/],
+    ["http://u:hunter2@proxy:3128/?q=1", /no path, query or fragment/],
+    ["http://u:%E0%A4%A@proxy:3128", /not valid percent-encoding/],
+  ])("stops on HERALD_DELIVERY_PROXY=%s with one line that never repeats the password", (value, message) => {
+    try {
+      parseConfig({ HERALD_DELIVERY_PROXY: value });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      expect((e as Error).message).toMatch(message);
+      expect((e as Error).message).not.toContain("hunter2");
+      expect((e as Error).message).not.toContain("\n");
+    }
+  });
+
+  it.each(["example.com:8080", "bad_host!", "10.0.0.0/33", "http://example.com"])(
+    "stops on HERALD_DELIVERY_NO_PROXY=%s naming the variable and the entry",
+    (value) => {
+      expect(() => parseConfig({ HERALD_DELIVERY_NO_PROXY: value })).toThrow(
+        new RegExp(
+          `^HERALD_DELIVERY_NO_PROXY entries must be host names, .*\\(got "${value.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}"\\)$`,
+        ),
+      );
+    },
+  );
+
   it("keeps the version equal to package.json", () => {
     const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
       version: string;

@@ -112,6 +112,8 @@ export interface ReceivedRequest {
   receivedAt: Date;
   /** The TCP connection it came on (1, 2, ... per receiver); equal ids mean a reused connection. */
   connectionId: number;
+  /** The TLS server name (SNI) the client asked for; null over plain HTTP or when it sent none. */
+  sni: string | null;
   /** What the receiver did with it. */
   behaviour: Behaviour;
 }
@@ -182,6 +184,11 @@ export function verifyDelivery(
   return matches.length > 0 ? { ok: true, matches } : { ok: false, reason: "signature_mismatch" };
 }
 
+function sniOf(socket: unknown): string | null {
+  const name = (socket as { servername?: unknown }).servername;
+  return typeof name === "string" && name !== "" ? name : null;
+}
+
 function single(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
@@ -229,6 +236,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
         ),
         receivedAt: new Date(),
         connectionId: connectionIds.get(req.socket) ?? 0,
+        sni: sniOf(req.socket),
       };
       const chosen = typeof behaviour === "function" ? behaviour(partial) : behaviour;
       requests.push({ ...partial, behaviour: chosen });

@@ -9,6 +9,7 @@ const TIMEOUT_CODES = new Set([
   "UND_ERR_BODY_TIMEOUT",
   "ETIMEDOUT",
   "ETIMEOUT",
+  "EPROXYTIMEOUT", // the egress proxy did not open the tunnel in time, or answered CONNECT with 504
 ]);
 const DNS_CODES = new Set([
   "ENOTFOUND",
@@ -42,6 +43,7 @@ const CONNECTION_CODES = new Set([
   "UND_ERR_CLOSED",
   "ConnectionRefused",
   "ConnectionClosed",
+  "EPROXYREFUSED", // the egress proxy answered CONNECT with 403, 407, 502, ...
 ]);
 const TLS_CODE_PREFIXES = ["ERR_TLS_", "ERR_SSL_", "ERR_OSSL_", "CERT_", "UNABLE_TO_", "TLS", "ERR_CERT"];
 const TLS_MESSAGE = /certificate|\btls\b|\bssl\b|handshake|UnknownIssuer|NotValidForName/i;

@@ -11,6 +11,8 @@ import {
   responseOutcome,
   underDeadline,
 } from "./outcome.ts";
+import { postThroughProxy } from "./proxy-post.ts";
+import { type ProxyRoute, viaProxy } from "./proxy-tunnel.ts";
 
 export interface FetchSenderOptions {
   /** Whole-request limit: the address check, connect, TLS, headers and reading the kept body. */
@@ -23,6 +25,10 @@ export interface FetchSenderOptions {
   lookup?: Resolve;
   /** Which addresses are refused; defaults to isBlockedAddress. */
   isBlocked?: (ip: string) => boolean;
+  /** HERALD_DELIVERY_PROXY / _NO_PROXY: deliveries tunnel through this proxy (proxy-post.ts), null: direct. */
+  proxy?: ProxyRoute | null;
+  /** PEM CA certificate(s) to trust instead of the runtime's store; only the proxied path uses it (tests). */
+  ca?: string;
 }
 
 /**
@@ -33,7 +39,8 @@ export interface FetchSenderOptions {
  * itself BEFORE the request and fetch then resolves it again to connect. The address actually
  * connected to is not checked: a DNS answer that changes between the two lookups (rebinding with
  * a short TTL) gets around the guard. The Node sender (undici-sender.ts) checks inside the
- * connection's own lookup and has no such gap. Runtimes also add headers of their own (Accept,
+ * connection's own lookup and has no such gap; so does this sender's proxied path (HERALD_DELIVERY_PROXY,
+ * proxy-post.ts), which tunnels to the address it checked. Runtimes also add headers of their own (Accept,
  * Accept-Encoding, ...), and connection pooling is whatever the runtime's fetch does.
  */
 export function createFetchSender(options: FetchSenderOptions): Sender {
@@ -47,6 +54,26 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
     const start = performance.now();
     const url = deliveryUrl(req.url);
     if (closed || !url) return failureOutcome("connection_error", elapsed(start));
+    // Through a proxy, node:net and node:tls carry the POST: the address checked is the one tunnelled to.
+    if (viaProxy(options.proxy, url.hostname)) {
+      const proxy = options.proxy.proxy;
+      return underDeadline(deadlines, start, async (x) => {
+        const headers = await deliveryHeaders(req, options.userAgent);
+        const answer = await postThroughProxy(url, headers, req.body, x, {
+          proxy,
+          resolve,
+          isBlocked: options.allowPrivateNetworks ? () => false : isBlocked,
+          ca: options.ca,
+          timeoutMs: options.timeoutMs,
+        });
+        return responseOutcome({
+          ...answer,
+          body: x.body.text(),
+          durationMs: elapsed(start),
+          now: new Date(),
+        });
+      });
+    }
 
     return underDeadline(deadlines, start, async (x) => {
       if (!options.allowPrivateNetworks) {

@@ -18,6 +18,7 @@ import {
   failureOutcome,
   responseOutcome,
 } from "./outcome.ts";
+import { type ProxyRoute, tunnelConnector, viaProxy } from "./proxy-tunnel.ts";
 
 export interface UndiciSenderOptions {
   /** Whole-request limit: connect, TLS, headers and reading the kept part of the body. */
@@ -34,10 +35,14 @@ export interface UndiciSenderOptions {
   ca?: string;
   /** Which addresses are refused; defaults to isBlockedAddress. Tests use it to stage DNS rebinding on loopback. */
   isBlocked?: (ip: string) => boolean;
+  /** HERALD_DELIVERY_PROXY / _NO_PROXY: deliveries tunnel through this proxy (proxy-tunnel.ts), null: direct. */
+  proxy?: ProxyRoute | null;
 }
 
 /** Where a delivery URL goes, worked out once per URL: parsing a URL costs more than signing. */
 interface Target {
+  /** The direct Agent, or the one whose connections tunnel through the egress proxy. */
+  agent: Agent;
   origin: string;
   path: string;
   /** Why nothing may be sent there, or null. */
@@ -61,18 +66,34 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
   const isBlocked = options.allowPrivateNetworks ? () => false : (options.isBlocked ?? isBlockedAddress);
   const resolve = options.lookup ?? systemResolve;
   const lookup = createGuardedLookup(resolve, isBlocked) as unknown as LookupFunction;
-  const agent = new Agent({
+  const pool = {
     connections: options.maxConnectionsPerOrigin ?? null,
     pipelining: 1,
     keepAliveTimeout: 4_000,
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
+  };
+  const agent = new Agent({
+    ...pool,
     connect: {
       timeout: options.timeoutMs,
       lookup,
       ...(options.ca !== undefined ? { ca: options.ca } : {}),
     },
   });
+  const route = options.proxy ?? null;
+  const proxied = route
+    ? new Agent({
+        ...pool,
+        connect: tunnelConnector({
+          proxy: route.proxy,
+          resolve,
+          isBlocked,
+          ca: options.ca,
+          timeoutMs: options.timeoutMs,
+        }),
+      })
+    : null;
   const deadlines = new DeadlineQueue(options.timeoutMs);
   const targets = new Map<string, Target>();
 
@@ -82,12 +103,13 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
       const url = deliveryUrl(raw);
       t = url
         ? {
+            agent: proxied && viaProxy(route, url.hostname) ? proxied : agent,
             origin: url.origin,
             path: `${url.pathname}${url.search}`,
             // A literal IP is connected to without a lookup, so the guard in `lookup` never sees it.
             refused: isIpLiteral(url.hostname) && isBlocked(url.hostname) ? "blocked_address" : null,
           }
-        : { origin: "", path: "", refused: "connection_error" };
+        : { agent, origin: "", path: "", refused: "connection_error" };
       if (targets.size >= TARGET_CACHE_LIMIT) targets.clear();
       targets.set(raw, t);
     }
@@ -103,7 +125,10 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
       const exchange = new Exchange(start, done);
       exchange.deadline = deadlines.watch(() => exchange.timeout());
       try {
-        agent.dispatch({ origin: t.origin, path: t.path, method: "POST", headers, body: req.body }, exchange);
+        t.agent.dispatch(
+          { origin: t.origin, path: t.path, method: "POST", headers, body: req.body },
+          exchange,
+        );
       } catch (err) {
         exchange.onResponseError(null, err as Error);
       }
@@ -113,7 +138,7 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
   return {
     send,
     async close() {
-      await agent.close();
+      await Promise.all([agent.close(), proxied?.close()]);
     },
   };
 }
