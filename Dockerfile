@@ -5,13 +5,19 @@
 # The image expects DATABASE_URL (PostgreSQL 14+) or MONGODB_URI (MongoDB 7+, FerretDB); see the README's
 # Production section. The embedded PostgreSQL (neither set) is for local development only.
 ARG RUNTIME=node
-ARG NODE_VERSION=22
+# The line package.json carries for the npm scripts (ADR 23); 22, the oldest maintained line, also works.
+ARG NODE_VERSION=26
 
 FROM node:${NODE_VERSION}-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-# Dependencies only; bun and deno binaries come from their npm packages (devDependencies).
-RUN npm ci --no-audit --no-fund --loglevel=warn
+COPY runtimes/node22/package.json ./runtimes/node22/
+COPY assets/api-reference/package.json assets/api-reference/package-lock.json ./assets/api-reference/
+COPY scripts/install-api-reference.mjs ./scripts/
+# Dependencies only; bun and deno binaries come from their npm packages (devDependencies). The image's
+# own Node is the line Herald runs on, so the Node 22 workspace (CI's runtime matrix) is left out; the
+# postinstall installs Scalar's browser bundle into assets/api-reference.
+RUN npm ci --workspaces=false --no-audit --no-fund --loglevel=warn
 
 FROM deps AS build
 COPY tsconfig.json biome.json ./

@@ -9,6 +9,10 @@ export default defineConfig({
     testTimeout: 600_000,
     hookTimeout: 600_000,
     pool: "forks",
-    reporters: process.env.CI ? ["default", ["json", { outputFile: ".ci/tmp/vitest.json" }]] : ["default"],
+    // CI reads the counts from a JSON report: .ci/tmp/vitest.json for `npm test`, another file for the
+    // runtime matrix's run (HERALD_VITEST_JSON), so that neither overwrites the other.
+    reporters: process.env.CI
+      ? ["default", ["json", { outputFile: process.env.HERALD_VITEST_JSON ?? ".ci/tmp/vitest.json" }]]
+      : ["default"],
   },
 });

@@ -55,7 +55,12 @@ export async function runHerald(rt: RuntimeBinding): Promise<void> {
     await herald.stop(Math.min(config.deliveryTimeoutMs + 2_000, 30_000)).catch(() => {});
     rt.exit(1);
   }
-  logger.info("herald listening", { host: config.host, port: served.port, runtime: rt.name });
+  logger.info("herald listening", {
+    host: config.host,
+    port: served.port,
+    runtime: rt.name,
+    runtime_version: runtimeVersion(),
+  });
   // The proxy's address only: its credentials never reach a log line.
   if (config.deliveryProxy)
     logger.info("deliveries go through an egress proxy", { proxy: config.deliveryProxy.display });
@@ -94,6 +99,16 @@ export async function runHerald(rt: RuntimeBinding): Promise<void> {
   };
   rt.onSignal("SIGTERM", () => void shutdown("SIGTERM"));
   rt.onSignal("SIGINT", () => void shutdown("SIGINT"));
+}
+
+/** The running runtime's own version (Bun and Deno report a Node version too, so they are asked first). */
+function runtimeVersion(): string | undefined {
+  const g = globalThis as {
+    Bun?: { version: string };
+    Deno?: { version: { deno: string } };
+    process?: { versions?: { node?: string } };
+  };
+  return g.Bun?.version ?? g.Deno?.version.deno ?? g.process?.versions?.node;
 }
 
 /** One line for a failed listen, whatever the runtime's error looks like. */

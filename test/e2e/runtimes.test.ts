@@ -10,7 +10,7 @@ import {
   parseCreated,
   TEST_MASTER_KEY,
 } from "../support/herald-cli.ts";
-import { type HeraldProcess, type Runtime, startHerald } from "../support/herald-process.ts";
+import { type HeraldProcess, type Runtime, startHerald, testRuntimes } from "../support/herald-process.ts";
 import { type HoldingReceiver, startHoldingReceiver } from "../support/holding-receiver.ts";
 import { type FreshStore, freshStore } from "../support/store.ts";
 import { testTls } from "../support/tls.ts";
@@ -20,7 +20,7 @@ import { testTls } from "../support/tls.ts";
 // token of each run and every revocation go through `herald tokens ...` against the same database; the
 // rest are issued through the repositories, because one CLI process per token (~40 per runtime) would
 // spend a minute starting tsx. test/e2e/cli-tokens.test.ts covers the CLI itself.
-const RUNTIMES: Runtime[] = ["node", "bun", "deno"];
+const RUNTIMES: Runtime[] = testRuntimes();
 
 /** How each runtime's sender is told to trust the test CA (the holding receiver serves HTTPS). */
 const TRUST: Record<Runtime, (caPath: string) => Record<string, string>> = {

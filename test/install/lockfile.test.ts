@@ -10,12 +10,17 @@ import { run } from "../support/herald-cli.ts";
 // that lacks some platforms' builds once listed 2 of biome's 10 and 1 of deno's 6, and `npm ci` refused it.
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
+interface Lock {
   packages: Record<
     string,
-    { version?: string; integrity?: string; optionalDependencies?: Record<string, string> }
+    { version?: string; integrity?: string; resolved?: string; optionalDependencies?: Record<string, string> }
   >;
-};
+}
+const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as Lock;
+const workspaces = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { workspaces: string[] })
+  .workspaces;
+// Scalar's browser bundle has a lockfile of its own, installed by the root's postinstall (ADR 23).
+const ASSETS = "assets/api-reference";
 const scratch = mkdtempSync(join(tmpdir(), "herald-lockfile-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -77,25 +82,44 @@ describe("package-lock.json", () => {
     }
   });
 
-  it("names no registry host (no resolved URLs)", () => {
+  it("names no registry host: the only resolved paths are the workspaces' links", () => {
     const text = readFileSync(join(ROOT, "package-lock.json"), "utf8");
-    expect(text).not.toMatch(/"resolved"/);
+    const resolved = Object.values(lock.packages).flatMap((e) => (e.resolved ? [e.resolved] : []));
+    expect(resolved.sort()).toEqual([...workspaces].sort());
     expect(text).not.toMatch(/registry|npmjs|yarnpkg/i);
   });
 
   it("satisfies `npm ci --dry-run --offline` (npm's own completeness check, without the network)", async () => {
-    cpSync(join(ROOT, "package.json"), join(scratch, "package.json"));
-    cpSync(join(ROOT, "package-lock.json"), join(scratch, "package-lock.json"));
-    const result = await run(
-      "npm",
-      ["ci", "--dry-run", "--offline", "--ignore-scripts", "--loglevel=error"],
-      {
-        cwd: scratch,
-        env: { npm_config_cache: join(scratch, "cache") },
-        timeoutMs: 120_000,
-      },
-    );
-    expect(result.stderr + result.stdout).not.toMatch(/Missing: /);
-    expect(result.code, result.stderr).toBe(0);
+    const dir = join(scratch, "root");
+    for (const file of ["package.json", "package-lock.json", ...workspaces.map((w) => `${w}/package.json`)]) {
+      cpSync(join(ROOT, file), join(dir, file));
+    }
+    await expectDryRunInstalls(dir);
   });
 });
+
+describe(`${ASSETS}/package-lock.json`, () => {
+  it("names no registry host (no resolved URLs)", () => {
+    const text = readFileSync(join(ROOT, ASSETS, "package-lock.json"), "utf8");
+    expect(text).not.toMatch(/"resolved"/);
+    expect(text).not.toMatch(/registry|npmjs|yarnpkg/i);
+  });
+
+  it("satisfies `npm ci --dry-run --offline`", async () => {
+    const dir = join(scratch, "assets");
+    for (const file of ["package.json", "package-lock.json"]) {
+      cpSync(join(ROOT, ASSETS, file), join(dir, file));
+    }
+    await expectDryRunInstalls(dir);
+  });
+});
+
+async function expectDryRunInstalls(cwd: string): Promise<void> {
+  const result = await run("npm", ["ci", "--dry-run", "--offline", "--ignore-scripts", "--loglevel=error"], {
+    cwd,
+    env: { npm_config_cache: join(scratch, "cache") },
+    timeoutMs: 120_000,
+  });
+  expect(result.stderr + result.stdout).not.toMatch(/Missing: /);
+  expect(result.code, result.stderr).toBe(0);
+}

@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { delimiter, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { run } from "../support/herald-cli.ts";
 import { freePort } from "../support/herald-process.ts";
@@ -10,9 +10,23 @@ import { freshStore } from "../support/store.ts";
 
 // The npm scripts as a user and a supervisor run them: `npm start` must stop Herald when npm itself
 // gets SIGTERM (a supervisor signals the process it started, which is npm), and npm must show its own
-// errors (no loglevel=silent in .npmrc).
+// errors (no loglevel=silent in .npmrc). `npm start` runs Herald on the Node the root carries (ADR 23)
+// whatever Node the machine has: npm puts node_modules/.bin, where that Node's `node` is, first on the
+// scripts' PATH.
 
 const ROOT = resolve(import.meta.dirname, "../..");
+const CARRIED = Object.values(
+  (
+    JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+      optionalDependencies: Record<string, string>;
+    }
+  ).optionalDependencies,
+)[0];
+/** The PATH as the machine has it: without the node_modules/.bin that npm or npx put in front. */
+const MACHINE_PATH = (process.env.PATH ?? "")
+  .split(delimiter)
+  .filter((dir) => !/[\\/]node_modules[\\/]\.bin$/.test(dir))
+  .join(delimiter);
 const store = await freshStore("herald_npm_start");
 const dataDir = mkdtempSync(join(tmpdir(), "herald-npm-start-"));
 
@@ -42,12 +56,12 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
 }
 
 describe("npm scripts", () => {
-  it("SIGTERM to the `npm start` process stops Herald: npm exits 0 and the port is free", async () => {
+  it("`npm start` runs Herald on the carried Node; SIGTERM to npm stops it: npm exits 0, the port is free", async () => {
     const port = await freePort();
     const npm = spawn("npm", ["start"], {
       cwd: ROOT,
       env: {
-        PATH: process.env.PATH,
+        PATH: MACHINE_PATH,
         HOME: process.env.HOME,
         HOST: "127.0.0.1",
         PORT: String(port),
@@ -75,6 +89,8 @@ describe("npm scripts", () => {
         async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok === true,
         120_000,
       );
+      const started = output.split("\n").find((l) => l.includes('"msg":"herald listening"')) ?? output;
+      expect(JSON.parse(started)).toMatchObject({ runtime: "node", runtime_version: CARRIED });
       npm.kill("SIGTERM");
       expect(await exited, output).toEqual([0, null]);
       expect(output).toMatch(/"msg":"stopping","signal":"SIGTERM"/);

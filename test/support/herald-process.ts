@@ -7,6 +7,24 @@ import { PATIENCE_MS } from "./patience.ts";
 
 export type Runtime = "node" | "bun" | "deno";
 
+const ALL_RUNTIMES: Runtime[] = ["node", "bun", "deno"];
+
+/**
+ * The runtimes a test that runs Herald on each of them covers: all three, or those HERALD_TEST_RUNTIMES
+ * names (comma-separated). CI's runtime matrix runs the runtime-sensitive suites again under Node 22 with
+ * HERALD_TEST_RUNTIMES=node: Bun and Deno are the same whichever Node runs vitest.
+ */
+export function testRuntimes(): Runtime[] {
+  const named = process.env.HERALD_TEST_RUNTIMES;
+  if (!named) return ALL_RUNTIMES;
+  const list = named.split(",").map((r) => r.trim());
+  const unknown = list.filter((r) => !ALL_RUNTIMES.includes(r as Runtime));
+  if (unknown.length > 0) {
+    throw new Error(`HERALD_TEST_RUNTIMES names ${unknown.join(", ")}: use node, bun, deno`);
+  }
+  return list as Runtime[];
+}
+
 const ROOT = resolve(import.meta.dirname, "../..");
 const BIN = (name: string) => join(ROOT, "node_modules", ".bin", name);
 

@@ -2,15 +2,14 @@ import { readFile } from "node:fs/promises";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { AppEnv, HttpApp } from "./env.ts";
 
-// The installed @scalar/api-reference (pinned to an exact version in package.json). Its browser bundle
-// is not in the package's exports, so it is found beside the package's entry point.
-const PACKAGE = "@scalar/api-reference";
-
-/** Where the installed package lives, as a file: URL ending in a slash. */
-function packageRoot(): URL {
-  const entry = import.meta.resolve(PACKAGE); // .../@scalar/api-reference/dist/index.js
-  return new URL("../", entry);
-}
+// Scalar's browser bundle, from @scalar/api-reference at the exact version that
+// assets/api-reference/package.json pins. That package is installed apart from Herald's own dependencies,
+// by the root's postinstall under the Node that runs Herald (ADR 23): Herald reads one file of it and
+// never imports it.
+const PACKAGE_ROOT = new URL(
+  "../../../assets/api-reference/node_modules/@scalar/api-reference/",
+  import.meta.url,
+);
 
 interface Bundle {
   version: string;
@@ -19,13 +18,20 @@ interface Bundle {
 
 let bundle: Promise<Bundle> | undefined;
 
-/** The reference's browser bundle and its version, read once from node_modules. */
+/** The reference's browser bundle and its version, read once from assets/api-reference. */
 export function scalarBundle(): Promise<Bundle> {
   bundle ??= (async () => {
-    const root = packageRoot();
-    const pkg = JSON.parse(await readFile(new URL("package.json", root), "utf8")) as { version: string };
-    const script = new Uint8Array(await readFile(new URL("dist/browser/standalone.js", root)));
-    return { version: pkg.version, script };
+    try {
+      const pkg = JSON.parse(await readFile(new URL("package.json", PACKAGE_ROOT), "utf8")) as {
+        version: string;
+      };
+      const script = new Uint8Array(await readFile(new URL("dist/browser/standalone.js", PACKAGE_ROOT)));
+      return { version: pkg.version, script };
+    } catch (cause) {
+      throw new Error("the API reference's bundle is not installed (assets/api-reference): run npm install", {
+        cause,
+      });
+    }
   })();
   bundle.catch(() => {
     bundle = undefined;
