@@ -63,9 +63,10 @@ function parentContext(traceparent: string | null | undefined): Context {
   return propagator.extract(ROOT_CONTEXT, { traceparent }, defaultTextMapGetter);
 }
 
+/** A refused or failed publish: its domain error's kind (`validation_failed`, `conflict`, ...), or `internal`. */
 function failed(span: Span, error: unknown): void {
-  const type = error instanceof Error ? (error as { code?: unknown }).code : undefined;
-  span.setAttribute(ATTR_ERROR_TYPE, typeof type === "string" ? type : "internal");
+  const kind = error instanceof Error ? (error as { kind?: unknown }).kind : undefined;
+  span.setAttribute(ATTR_ERROR_TYPE, typeof kind === "string" ? kind : "internal");
   span.setStatus({ code: SpanStatusCode.ERROR });
 }
 
