@@ -246,6 +246,88 @@ describe("OpenTelemetry over OTLP/HTTP", () => {
     },
   );
 
+  it("a batch makes a publish span per event under the request's traceparent; a replay and a refused publish say so", async () => {
+    const otlp = await startOtlpReceiver();
+    const receiver = await startReceiver({ tls: world.tls, secrets: [], behaviour: behaviours.status(200) });
+    try {
+      const herald = await start({ ...otelEnv(otlp, "http/protobuf"), OTEL_METRICS_EXPORTER: "none" });
+      const { token } = await project(herald.baseUrl, receiver);
+      const t = publisherTrace();
+      const r = await fetch(`${herald.baseUrl}/api/v1/events/batch`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+          traceparent: t.traceparent,
+        },
+        body: JSON.stringify({ events: [eventBody("message.delivered"), eventBody("message.delivered")] }),
+      });
+      expect(r.status).toBe(200);
+      const ids = ((await r.json()) as { data: { event: { id: string } }[] }).data.map((d) => d.event.id);
+      await receiver.waitFor(2);
+      await otlp.waitFor((o) => attemptsOf(o, t).length === 2);
+      const spans = otlp.spans.filter((s) => s.traceId === t.traceId);
+      const publishes = spans.filter((s) => s.name === "herald publish");
+      expect(publishes.map((p) => [p.parentSpanId, p.attributes["herald.event.id"]]).sort()).toEqual(
+        ids.map((id) => [t.spanId, id]).sort(),
+      );
+      // Each event's attempt is under its own fan-out, under its own publish.
+      for (const a of attemptsOf(otlp, t)) {
+        const fanOut = spans.find((s) => s.spanId === a.parentSpanId)!;
+        expect(fanOut.name).toBe("herald fan-out");
+        const parent = spans.find((s) => s.spanId === fanOut.parentSpanId)!;
+        expect(parent.attributes["herald.event.id"]).toBe(a.attributes["herald.event.id"]);
+      }
+      expect(receiver.requests.map((q) => traceOf(q.headers.traceparent))).toEqual([t.traceId, t.traceId]);
+
+      // The same Idempotency-Key: the same body replays, another body is refused (409).
+      const again = publisherTrace();
+      const body = eventBody("message.delivered");
+      const send = (b: unknown) =>
+        fetch(`${herald.baseUrl}/api/v1/events`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${token}`,
+            "content-type": "application/json",
+            "idempotency-key": "otel-replay",
+            traceparent: again.traceparent,
+          },
+          body: JSON.stringify(b),
+        });
+      expect((await send(body)).status).toBe(202);
+      expect((await send(body)).status).toBe(202);
+      expect((await send(eventBody("message.delivered"))).status).toBe(409);
+      await otlp.waitFor(
+        (o) => o.spans.filter((s) => s.traceId === again.traceId && s.name === "herald publish").length === 3,
+      );
+      const three = otlp.spans.filter((s) => s.traceId === again.traceId && s.name === "herald publish");
+      expect(
+        three
+          .map((s) => [
+            s.attributes["herald.event.replayed"] ?? null,
+            s.attributes["error.type"] ?? null,
+            s.statusCode,
+          ])
+          .sort(),
+      ).toEqual(
+        [
+          [false, null, 0],
+          [true, null, 0],
+          [null, "conflict", 2],
+        ].sort(),
+      );
+      // Only the first of the three stored anything: one fan-out in that trace.
+      await receiver.waitFor(3);
+      expect(await herald.stop()).toBe(0);
+      expect(
+        otlp.spans.filter((s) => s.traceId === again.traceId && s.name === "herald fan-out"),
+      ).toHaveLength(1);
+    } finally {
+      await receiver.close();
+      await otlp.close();
+    }
+  });
+
   it("with no OTEL_* variable: the SDK is never loaded, nothing is exported, and no traceparent is sent", async () => {
     // A module hook in the Herald process records every @opentelemetry/* import it resolves.
     const dir = mkdtempSync(join(tmpdir(), "herald-otel-off-"));

@@ -19,10 +19,19 @@ export function traceAttempt(tracing: Tracing, p: Prepared): AttemptSpan {
   });
 }
 
+/** Host names by URL, parsed once per URL (parsing a URL costs more than the span). */
+const hosts = new Map<string, string>();
+
 function hostOf(url: string): string {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return "";
+  let host = hosts.get(url);
+  if (host === undefined) {
+    try {
+      host = new URL(url).hostname;
+    } catch {
+      host = "";
+    }
+    if (hosts.size >= 10_000) hosts.clear();
+    hosts.set(url, host);
   }
+  return host;
 }
