@@ -230,6 +230,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       random: deps.ids.random(),
       now: clock.now(),
     });
+    span?.end(decided.result);
     if (decided.disable) {
       // What a publish read of the endpoint no longer holds: its queued first attempts read it again.
       for (const h of handed.values())
@@ -238,7 +239,6 @@ export function createEngine(deps: EngineDeps): Dispatcher {
         metrics.endpointDisabled(decided.disable);
       }
     }
-    span?.end(decided.result);
     recordResult(decided.result, decided);
   }
 
