@@ -328,6 +328,15 @@ describe("OpenTelemetry over OTLP/HTTP", () => {
     }
   });
 
+  it("on Deno, warns at start that OTEL_DENO=true adds Deno's own traceparent to deliveries", async () => {
+    const herald = await start(
+      { OTEL_DENO: "true", OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" },
+      { runtime: "deno" },
+    );
+    expect(await herald.stop()).toBe(0);
+    expect(herald.output()).toContain("OTEL_DENO=true: Deno adds its own traceparent to every delivery");
+  });
+
   it("with no OTEL_* variable: the SDK is never loaded, nothing is exported, and no traceparent is sent", async () => {
     // A module hook in the Herald process records every @opentelemetry/* import it resolves.
     const dir = mkdtempSync(join(tmpdir(), "herald-otel-off-"));
