@@ -196,6 +196,19 @@ describe("OpenTelemetry over OTLP/HTTP", () => {
       expect(attempts[0]!.attributes["herald.delivery.next_attempt_at"]).toEqual(expect.any(String));
       // The retry was the second process's, its parent read from the event as PostgreSQL stored it.
       expect(attempts.map((a) => a.resource["service.instance.id"])).toEqual(["first", "second"]);
+      // Each process counted its attempt in herald.deliveries (cumulative: its latest export holds it).
+      const counted = (instance: string, outcome: string, error: string) => {
+        const exports = otlp.metrics.filter(
+          (m) => m.name === "herald.deliveries" && m.resource["service.instance.id"] === instance,
+        );
+        const point = exports
+          .at(-1)
+          ?.points.find((p) => p.attributes.outcome === outcome && p.attributes.error === error);
+        return point?.value ?? 0;
+      };
+      await otlp.waitFor(() => counted("second", "succeeded", "") === 1);
+      expect(counted("first", "failed", "http_status")).toBe(1);
+      expect(counted("first", "succeeded", "")).toBe(0);
       // The exports carried OTEL_EXPORTER_OTLP_HEADERS, and were protobuf.
       expect(new Set(otlp.exports.map((e) => `${e.contentType} ${e.headers.authorization}`))).toEqual(
         new Set([`application/x-protobuf Bearer ${OTLP_SECRET}`]),
@@ -230,7 +243,14 @@ describe("OpenTelemetry over OTLP/HTTP", () => {
         const eventId = await publish(herald.baseUrl, token, eventBody("message.delivered"), t.traceparent);
         await receiver.waitFor(1);
         await otlp.waitFor((o) => attemptsOf(o, t).length === 1);
-        await otlp.waitFor((o) => o.metrics.some((m) => m.name === "herald.deliveries"));
+        // Its one attempt, counted by the OTLP metrics too (decoded from protobuf or JSON).
+        await otlp.waitFor((o) =>
+          o.metrics.some(
+            (m) =>
+              m.name === "herald.deliveries" &&
+              m.points.some((p) => p.attributes.outcome === "succeeded" && p.value === 1),
+          ),
+        );
         const attempts = checkTrace(otlp, t, { eventId, webhookId, token }, receiver);
         expect(attempts.map(attemptFacts)).toEqual([
           { attempt: 1, status: "succeeded", response: 204, error: null, errorType: null, spanStatus: 0 },

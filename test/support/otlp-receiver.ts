@@ -23,6 +23,13 @@ export interface ReceivedSpan {
   resource: Record<string, AttributeValue>;
 }
 
+export interface ReceivedMetric {
+  name: string;
+  resource: Record<string, AttributeValue>;
+  /** A sum's or gauge's data points (none for a histogram). */
+  points: { attributes: Record<string, AttributeValue>; value: number }[];
+}
+
 export interface ReceivedExport {
   path: string;
   contentType: string;
@@ -34,8 +41,8 @@ export interface OtlpReceiver {
   endpoint: string;
   readonly exports: readonly ReceivedExport[];
   readonly spans: readonly ReceivedSpan[];
-  /** Names of the metrics received, with the resource they came from. */
-  readonly metrics: readonly { name: string; resource: Record<string, AttributeValue> }[];
+  /** The metrics received, in order: name, resource, and a sum's or gauge's points (sums cumulative). */
+  readonly metrics: readonly ReceivedMetric[];
   /** Resolves once `predicate` holds, checked on every export; rejects after `timeoutMs` saying what came. */
   waitFor(predicate: (r: OtlpReceiver) => boolean, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -123,13 +130,33 @@ function protoSpans(body: Uint8Array): ReceivedSpan[] {
   });
 }
 
-/** ExportMetricsServiceRequest: 1 ResourceMetrics (1 Resource, 2 ScopeMetrics (2 Metric (1 name))). */
-function protoMetrics(body: Uint8Array) {
+/** NumberDataPoint: 7 attributes, 4 as_double (fixed64), 6 as_int (sfixed64). */
+function protoPoint(p: Uint8Array) {
+  const double = one(p, 4);
+  const int = one(p, 6);
+  const value = double
+    ? new DataView(double.bytes.buffer, double.bytes.byteOffset, 8).getFloat64(0, true)
+    : Number(BigInt.asIntN(64, int?.varint ?? 0n));
+  return { attributes: protoAttributes(all(p, 7)), value };
+}
+
+/**
+ * ExportMetricsServiceRequest: 1 ResourceMetrics (1 Resource, 2 ScopeMetrics (2 Metric (1 name, 5 Gauge,
+ * 7 Sum; each 1 NumberDataPoint))).
+ */
+function protoMetrics(body: Uint8Array): ReceivedMetric[] {
   return all(body, 1).flatMap((rm) => {
     const resourceField = one(rm.bytes, 1);
     const resource = resourceField ? protoAttributes(all(resourceField.bytes, 1)) : {};
     return all(rm.bytes, 2).flatMap((sm) =>
-      all(sm.bytes, 2).map((m) => ({ name: text(one(m.bytes, 1)), resource })),
+      all(sm.bytes, 2).map((m) => {
+        const data = one(m.bytes, 7) ?? one(m.bytes, 5);
+        return {
+          name: text(one(m.bytes, 1)),
+          resource,
+          points: data ? all(data.bytes, 1).map((p) => protoPoint(p.bytes)) : [],
+        };
+      }),
     );
   });
 }
@@ -184,16 +211,32 @@ function jsonSpans(body: {
   });
 }
 
+interface JsonPoint {
+  attributes?: JsonKeyValue[];
+  asInt?: string | number;
+  asDouble?: number;
+}
+
 function jsonMetrics(body: {
   resourceMetrics?: {
     resource?: { attributes?: JsonKeyValue[] };
-    scopeMetrics?: { metrics?: { name: string }[] }[];
+    scopeMetrics?: {
+      metrics?: { name: string; sum?: { dataPoints?: JsonPoint[] }; gauge?: { dataPoints?: JsonPoint[] } }[];
+    }[];
   }[];
-}) {
+}): ReceivedMetric[] {
   return (body.resourceMetrics ?? []).flatMap((rm) => {
     const resource = jsonAttributes(rm.resource?.attributes);
     return (rm.scopeMetrics ?? []).flatMap((sm) =>
-      (sm.metrics ?? []).map((m) => ({ name: m.name, resource })),
+      (sm.metrics ?? []).map((m) => ({
+        name: m.name,
+        resource,
+        points:
+          (m.sum ?? m.gauge)?.dataPoints?.map((p) => ({
+            attributes: jsonAttributes(p.attributes),
+            value: Number(p.asInt ?? p.asDouble ?? 0),
+          })) ?? [],
+      })),
     );
   });
 }
@@ -203,7 +246,7 @@ function jsonMetrics(body: {
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const exports: ReceivedExport[] = [];
   const spans: ReceivedSpan[] = [];
-  const metrics: { name: string; resource: Record<string, AttributeValue> }[] = [];
+  const metrics: ReceivedMetric[] = [];
   const waiters = new Set<() => void>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
