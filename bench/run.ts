@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { Worker } from "node:worker_threads";
 import { Agent, request } from "undici";
+import { startOtlpSink } from "./otlp-sink.ts";
 import {
   BenchDatabase,
   type PostgresCounters,
@@ -594,6 +595,17 @@ if (!process.env.MONGODB_URI && !process.env.DATABASE_URL)
   console.log("Neither DATABASE_URL nor MONGODB_URI is set: measuring the in-memory store only.");
 const stores = (process.env.BENCH_STORES ?? "memory,mongo,postgres").split(",");
 
+// BENCH_OTEL=1: every Herald process exports traces and metrics over OTLP/HTTP to a sink here (ADR 24).
+// Its span queue is made large enough that no span is dropped, so the figure is the whole cost.
+const otlpSink = process.env.BENCH_OTEL === "1" ? await startOtlpSink() : null;
+if (otlpSink) {
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlpSink.endpoint;
+  process.env.OTEL_BSP_MAX_QUEUE_SIZE ??= "131072";
+  process.env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE ??= "2048";
+  process.env.OTEL_BSP_SCHEDULE_DELAY ??= "1000";
+  console.log(`OpenTelemetry on: traces and metrics exported over OTLP/HTTP to ${otlpSink.endpoint}`);
+}
+
 const results: Result[] = [];
 for (const endpoints of ENDPOINT_COUNTS) {
   for (const { store, processes } of runs) {
@@ -648,7 +660,14 @@ for (const endpoints of ENDPOINT_COUNTS) {
   }
 }
 
-const out = { at: new Date().toISOString(), machine, results };
+if (otlpSink) {
+  const s = otlpSink.stats;
+  console.log(
+    `\nOTLP sink: ${s.traceExports} trace exports, ${s.metricExports} metric exports, ${(s.bytes / 1_048_576).toFixed(1)} MiB`,
+  );
+  await otlpSink.close();
+}
+const out = { at: new Date().toISOString(), machine, opentelemetry: otlpSink?.stats ?? null, results };
 mkdirSync(join(ROOT, "bench/results"), { recursive: true });
 const file = join(ROOT, "bench/results", `${out.at.replace(/[:.]/g, "-")}.json`);
 writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);

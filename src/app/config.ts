@@ -9,6 +9,7 @@ import {
 } from "../domain/egress-proxy.ts";
 import { fromBase64 } from "../domain/encoding.ts";
 import { formatDuration, parseDuration } from "../domain/time.ts";
+import { parseTelemetryConfig, type TelemetryConfig, TelemetryConfigError } from "./telemetry-config.ts";
 
 const duration = (name: string, fallback: string, min = 0) =>
   z
@@ -280,6 +281,8 @@ export interface Config {
   store: StoreKind;
   /** Origins allowed to embed the customer portal in an iframe; empty: none. */
   portalFrameAncestors: string[];
+  /** OpenTelemetry export, from the standard OTEL_* variables (ADR 24); null or absent: off. */
+  telemetry?: TelemetryConfig | null;
 }
 
 export class ConfigError extends Error {
@@ -316,6 +319,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError("HERALD_STORE is postgres but MONGODB_URI is set: set DATABASE_URL instead");
   if (store === "mongo" && c.DATABASE_URL)
     throw new ConfigError("HERALD_STORE is mongo but DATABASE_URL is set: set MONGODB_URI instead");
+  let telemetry: TelemetryConfig | null;
+  try {
+    telemetry = parseTelemetryConfig(env);
+  } catch (e) {
+    throw e instanceof TelemetryConfigError ? new ConfigError(e.message) : e;
+  }
   return {
     port: c.PORT,
     host: c.HOST,
@@ -341,5 +350,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     logLevel: c.HERALD_LOG_LEVEL,
     store,
     portalFrameAncestors: c.HERALD_PORTAL_FRAME_ANCESTORS,
+    telemetry,
   };
 }

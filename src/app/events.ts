@@ -11,6 +11,7 @@ import { firstDeliveryId } from "../domain/ids.ts";
 import type { AppDeps } from "./deps.ts";
 import type { FanOutMetrics, StoredEvent } from "./ports/events.ts";
 import type { Scope } from "./ports/paging.ts";
+import type { FanOutSpan, PublishSpan } from "./ports/tracing.ts";
 
 export interface PublishInput {
   type: string;
@@ -18,6 +19,8 @@ export interface PublishInput {
   resourceId?: string | undefined;
   occurredAt?: string | undefined;
   idempotencyKey?: string | undefined;
+  /** The publisher's W3C `traceparent` header: the publish's span continues that trace (ADR 24). */
+  traceparent?: string | undefined;
 }
 
 export interface PublishResult {
@@ -120,6 +123,7 @@ function filterCache(limit = 1_000) {
 /** Accepting events from the publisher and fanning them out to subscribed endpoints. */
 export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
   const { repos, clock, ids, signal, subjects } = deps;
+  const tracing = deps.tracing ?? null;
   const clauseOf = filterCache();
 
   /** The endpoints whose filter the event matches (evaluated once per event and endpoint, here). */
@@ -152,8 +156,10 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
     envelope: Envelope,
     targets: readonly Endpoint[],
     now: Date,
+    traceparent?: string,
   ): Promise<Delivery[] | null> {
     const event = storedEvent(scope, envelope, targets, now, await recipientKeyOf(scope, envelope));
+    if (traceparent !== undefined) event.traceparent = traceparent;
     const deliveries = await firstDeliveries(event, targets, now);
     if (repos.events.insertWithDeliveries) {
       // One transaction: no window in which deliveries wait for their event (docs/adr/0018-postgres-store.md).
@@ -194,6 +200,7 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
       recipientKey,
       // Taken as late as possible before the write: a publish that begins after this one answered is later.
       sequence: nextSequence(clock.now()),
+      traceparent: null,
     };
   }
 
@@ -207,11 +214,15 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
    */
   async function acceptMany(
     scope: Scope,
-    items: readonly { envelope: Envelope; targets: readonly Endpoint[] }[],
+    items: readonly { envelope: Envelope; targets: readonly Endpoint[]; traceparent?: string | undefined }[],
     now: Date,
   ): Promise<({ ok: Delivery[] | null } | { error: unknown })[]> {
     const keys = await Promise.all(items.map((it) => recipientKeyOf(scope, it.envelope)));
-    const events = items.map((it, i) => storedEvent(scope, it.envelope, it.targets, now, keys[i] ?? null));
+    const events = items.map((it, i) => {
+      const event = storedEvent(scope, it.envelope, it.targets, now, keys[i] ?? null);
+      if (it.traceparent !== undefined) event.traceparent = it.traceparent;
+      return event;
+    });
     const deliveries = await Promise.all(events.map((e, i) => firstDeliveries(e, items[i]!.targets, now)));
     let stored: PromiseSettledResult<boolean>[];
     const insertWithDeliveries = repos.events.insertWithDeliveries?.bind(repos.events);
@@ -331,8 +342,33 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
     return { envelope, endpoints: targets.length, replayed: false };
   }
 
+  /** `publish`, traced: the publish's span, and its fan-out's, whose traceparent the event stores (ADR 24). */
+  async function traced(span: PublishSpan, scope: Scope, input: PublishInput): Promise<PublishResult> {
+    let fanOut: FanOutSpan | null = null;
+    try {
+      const now = clock.now();
+      const p = await prepare(scope, input, now);
+      if (p.kind === "replay") {
+        span.end(publishOutcome({ ok: p.result }));
+        return p.result;
+      }
+      fanOut = span.fanOut(p.envelope.id);
+      const accepted = await accept(scope, p.envelope, p.targets, now, fanOut.traceparent);
+      fanOut.end({ endpoints: p.targets.length, stored: accepted !== null });
+      fanOut = null;
+      const result = await answer(scope, p, accepted !== null, now);
+      span.end(publishOutcome({ ok: result }));
+      return result;
+    } catch (error) {
+      fanOut?.end({ error });
+      span.end({ error });
+      throw error;
+    }
+  }
+
   return {
     async publish(scope: Scope, input: PublishInput): Promise<PublishResult> {
+      if (tracing !== null) return traced(tracing.publish(input.type, input.traceparent), scope, input);
       const now = clock.now();
       const p = await prepare(scope, input, now);
       if (p.kind === "replay") return p.result;
@@ -360,15 +396,18 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
         }
         return endpoints;
       };
+      // Traced: one publish span per event, each a child of the request's traceparent (ADR 24).
+      const spans = tracing === null ? null : inputs.map((i) => tracing.publish(i.type, i.traceparent));
       const prepared = await Promise.allSettled(
         inputs.map((input) => prepare(scope, input, now, subscribers)),
       );
       const fresh = prepared.flatMap((r, at) =>
         r.status === "fulfilled" && r.value.kind === "new" ? [{ at, p: r.value }] : [],
       );
+      const fanOuts = spans && fresh.map(({ at, p }) => spans[at]!.fanOut(p.envelope.id));
       const written = await acceptMany(
         scope,
-        fresh.map((f) => f.p),
+        fresh.map((f, i) => (fanOuts ? { ...f.p, traceparent: fanOuts[i]!.traceparent } : f.p)),
         now,
       );
       const answered = await Promise.all(
@@ -386,6 +425,13 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
         if (r.status === "rejected") return { error: r.reason as unknown };
         return r.value.kind === "replay" ? { ok: r.value.result } : byIndex.get(at)!;
       });
+      if (spans) {
+        fresh.forEach(({ p }, i) => {
+          const w = written[i]!;
+          fanOuts![i]!.end("error" in w ? w : { endpoints: p.targets.length, stored: w.ok !== null });
+        });
+        for (const [at, o] of outcomes.entries()) spans[at]!.end(publishOutcome(o));
+      }
       return outcomes;
     },
 
@@ -412,3 +458,9 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
 }
 
 export type EventUseCases = ReturnType<typeof eventUseCases>;
+
+function publishOutcome(
+  o: PublishOutcome,
+): { eventId: string; endpoints: number; replayed: boolean } | { error: unknown } {
+  return "error" in o ? o : { eventId: o.ok.envelope.id, endpoints: o.ok.endpoints, replayed: o.ok.replayed };
+}

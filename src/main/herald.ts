@@ -5,6 +5,7 @@ import { createHttpApp } from "../adapters/http/app.ts";
 import { createPrometheusMetrics } from "../adapters/metrics/prometheus.ts";
 import { startScheduler } from "../adapters/scheduler/croner-scheduler.ts";
 import { systemClock, systemIds } from "../adapters/system.ts";
+import { loadTelemetry, type Telemetry } from "../adapters/telemetry/load.ts";
 import type { Config, StoreKind } from "../app/config.ts";
 import { consoleUseCases } from "../app/console.ts";
 import { consoleInsights } from "../app/console-insights.ts";
@@ -40,6 +41,8 @@ export interface Herald {
   fetch: (request: Request) => Response | Promise<Response>;
   dispatcher: Dispatcher;
   repos: Repositories;
+  /** OpenTelemetry export (ADR 24); null when no OTEL_* variable asks for it. */
+  telemetry: Telemetry | null;
   /** Stops claiming, finishes or releases in-flight work within `graceMs`, closes the database. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -59,6 +62,8 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
 
   const masterKey = await loadMasterKey(config.masterKey, config.dataDir);
   const cipher = await createAesGcmCipher(masterKey);
+  // Off by default: then the SDK is never imported and `tracing` stays null (ADR 24).
+  const telemetry = await loadTelemetry(config.telemetry, logger.child({ component: "telemetry" }), VERSION);
   let dispatcher: Dispatcher | null = null;
   const deps: AppDeps = {
     repos,
@@ -67,9 +72,10 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     cipher,
     subjects: await createSubjectKeys(masterKey),
     signal: { notify: (accepted) => dispatcher?.wake(accepted) },
+    tracing: telemetry?.tracing ?? null,
     policy: { allowHttpUrls: config.allowHttpUrls, allowPrivateNetworks: config.allowPrivateNetworks },
   };
-  const prometheus = createPrometheusMetrics(async () => {
+  const gauges = async () => {
     const now = systemClock.now();
     const [s, fifo] = await Promise.all([repos.deliveries.dueStats(now), repos.endpoints.listFifo()]);
     const pending = fifo.length ? await repos.deliveries.countPending(fifo) : new Map<string, number>();
@@ -78,9 +84,12 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
       oldestDueAgeSeconds: s.oldestScheduledAt ? (now.getTime() - s.oldestScheduledAt.getTime()) / 1000 : 0,
       fifoHeld: [...pending.values()].reduce((sum, n) => sum + heldCount("fifo", n), 0),
     };
-  });
-  const { metrics, render } = prometheus;
-  const events = eventUseCases(deps, prometheus.fanOut);
+  };
+  const prometheus = createPrometheusMetrics(gauges);
+  const { render } = prometheus;
+  // With OTLP metrics on, each report goes to /metrics and to the OTLP instruments alike.
+  const { metrics, fanOut } = telemetry?.metered(prometheus, gauges) ?? prometheus;
+  const events = eventUseCases(deps, fanOut);
   onDbCommand = prometheus.dbCommand;
   const tokens = tokenUseCases({ tokens: repos.tokens, clock: systemClock, ids: systemIds });
   const endpoints = endpointUseCases(deps);
@@ -131,6 +140,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     sender,
     logger: logger.child({ component: "dispatcher" }),
     metrics,
+    tracing: deps.tracing,
     // Unique per start: a restarted process is a new member, and its old leases simply expire.
     owner: `${hostName()}:${systemIds.uuid()}`,
     options: {
@@ -176,11 +186,14 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     fetch: app.fetch,
     dispatcher: d,
     repos,
+    telemetry,
     async stop(graceMs = 10_000) {
       scheduler.stop();
       clearInterval(purgeConsole);
       await d.stop(graceMs);
       await sender.close();
+      // What is waiting is exported before the process goes (an unreachable collector: 5 s at most).
+      await telemetry?.shutdown();
       await store.close();
     },
   };

@@ -33,6 +33,12 @@ export async function runHerald(rt: RuntimeBinding): Promise<void> {
     throw e;
   }
   const logger: Logger = createJsonLogger(config.logLevel);
+  if (rt.name === "deno" && rt.env.OTEL_DENO?.trim().toLowerCase() === "true") {
+    // Deno's fetch instrumentation adds its own traceparent to every request (ADR 24).
+    logger.warn(
+      "OTEL_DENO=true: Deno adds its own traceparent to every delivery (a second one when Herald traces, one of Deno's own when it does not); unset OTEL_DENO and use the OTEL_EXPORTER_OTLP_* variables",
+    );
+  }
   let herald: Herald;
   try {
     herald = await createHerald({

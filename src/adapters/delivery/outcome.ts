@@ -8,8 +8,8 @@ import type { DeadlineQueue } from "./deadlines.ts";
 
 /**
  * The headers of a delivery: Content-Type and User-Agent, the scheme's id, timestamp and signature
- * (`signed`), then the endpoint's custom headers (whose names never collide with ours: they are
- * refused when registered).
+ * (`signed`), the attempt's `traceparent` when tracing is on (ADR 24), then the endpoint's custom headers
+ * (whose names never collide with ours: they are refused when registered).
  */
 export function deliveryHeaderFields(
   req: DeliveryRequest,
@@ -18,6 +18,7 @@ export function deliveryHeaderFields(
 ): Record<string, string> {
   const fields: Record<string, string> = { "Content-Type": "application/json", "User-Agent": userAgent };
   for (const [name, value] of signed) fields[name] = value;
+  if (req.traceparent !== undefined) fields.traceparent = req.traceparent;
   for (const [name, value] of req.headers) fields[name] = value;
   return fields;
 }

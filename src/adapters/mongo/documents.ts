@@ -57,6 +57,8 @@ export interface EventDoc {
   recipient_key?: string | null;
   /** Acceptance order (ADR 16); absent on events stored before it existed (then created_at in µs). */
   sequence?: number;
+  /** The W3C traceparent of the publish's fan-out span (ADR 24); absent when the publish was not traced. */
+  traceparent?: string;
 }
 
 export interface DeliveryDoc {

@@ -109,6 +109,7 @@ export function eventToDoc(e: StoredEvent): EventDoc {
     resource_id: e.resourceId,
     ...(e.recipientKey !== null && { recipient_key: e.recipientKey }),
     sequence: e.sequence,
+    ...(e.traceparent != null && { traceparent: e.traceparent }),
   };
 }
 
@@ -126,6 +127,7 @@ export function eventFromDoc(d: EventDoc): StoredEvent {
     resourceId: d.resource_id ?? null,
     recipientKey: d.recipient_key ?? null,
     sequence: d.sequence ?? d.created_at.getTime() * 1000,
+    traceparent: d.traceparent ?? null,
   };
 }
 

@@ -262,6 +262,7 @@ export interface EventRow {
   resource_id: string | null;
   recipient_key: string | null;
   sequence: number;
+  traceparent: string | null;
 }
 
 export function eventFromRow(r: EventRow): StoredEvent {
@@ -278,13 +279,14 @@ export function eventFromRow(r: EventRow): StoredEvent {
     resourceId: r.resource_id,
     recipientKey: r.recipient_key,
     sequence: r.sequence,
+    traceparent: r.traceparent,
   };
 }
 
 /** The columns of `events`, in the order `eventRecords` yields them. */
 export function eventColumns(sql: Sql): Fragment {
   return sql`id, tenant_id, project_id, type, body, occurred_at, created_at, targets, fanout_pending, resource_id,
-    recipient_key, sequence`;
+    recipient_key, sequence, traceparent`;
 }
 
 /**
@@ -298,15 +300,17 @@ export function eventRecords(sql: Sql, es: readonly StoredEvent[]): Fragment {
   const bool = (f: (e: StoredEvent) => boolean) => sql.array(es.map(f), OID.bool);
   const big = (f: (e: StoredEvent) => number) => sql.array(es.map(f), OID.int8);
   return sql`(SELECT e.id, e.tenant_id, e.project_id, e.type, e.body, e.occurred_at, e.created_at,
-      ARRAY(SELECT jsonb_array_elements_text(e.targets)), e.fanout_pending, e.resource_id, e.recipient_key, e.sequence
+      ARRAY(SELECT jsonb_array_elements_text(e.targets)), e.fanout_pending, e.resource_id, e.recipient_key, e.sequence,
+      e.traceparent
     FROM unnest(
       ${text((e) => e.id)}::text[], ${text((e) => e.tenantId)}::text[], ${text((e) => e.projectId)}::text[],
       ${text((e) => e.type)}::text[], ${text((e) => e.body)}::text[], ${time((e) => e.occurredAt)}::timestamptz[],
       ${time((e) => e.createdAt)}::timestamptz[], ${text((e) => JSON.stringify(e.targets))}::jsonb[],
       ${bool((e) => e.fanoutPending)}::boolean[], ${text((e) => e.resourceId)}::text[],
-      ${text((e) => e.recipientKey)}::text[], ${big((e) => e.sequence)}::bigint[]
+      ${text((e) => e.recipientKey)}::text[], ${big((e) => e.sequence)}::bigint[],
+      ${text((e) => e.traceparent ?? null)}::text[]
     ) AS e(id, tenant_id, project_id, type, body, occurred_at, created_at, targets, fanout_pending, resource_id,
-      recipient_key, sequence)) AS e`;
+      recipient_key, sequence, traceparent)) AS e`;
 }
 
 // ------------------------------------------------------------------------------------------ tokens and keys

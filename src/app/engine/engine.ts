@@ -6,6 +6,7 @@ import type { AttemptResult } from "../ports/deliveries.ts";
 import type { AcceptedWork, DeliveryMetrics, Sender } from "../ports/sending.ts";
 import type { Repositories } from "../ports/store.ts";
 import type { Clock, Ids, SecretCipher } from "../ports/system.ts";
+import type { Tracing } from "../ports/tracing.ts";
 import { pickWithinRoom, readDue, roomRule } from "./claim.ts";
 import { decide } from "./decide.ts";
 import { fifoHeads } from "./fifo.ts";
@@ -15,6 +16,7 @@ import { EVENT_RECHECK_MS, preparer } from "./prepare.ts";
 import { dueQueue } from "./queue.ts";
 import { recorder } from "./record.ts";
 import { sendPrepared } from "./send.ts";
+import { traceAttempt } from "./trace.ts";
 import type { Claimed, Prepared } from "./work.ts";
 
 /**
@@ -64,6 +66,8 @@ export interface EngineDeps {
   sender: Sender;
   logger: Logger;
   metrics: DeliveryMetrics;
+  /** Spans of each attempt, children of the publish's fan-out (ADR 24); null or absent when tracing is off. */
+  tracing?: Tracing | null;
   /** Identifies this process in shard leases and heartbeats; unique per process start. */
   owner: string;
   options: EngineOptions;
@@ -94,6 +98,7 @@ export interface Dispatcher {
  */
 export function createEngine(deps: EngineDeps): Dispatcher {
   const { repos, clock, logger, metrics, options } = deps;
+  const tracing = deps.tracing ?? null;
   const queueSize = options.queueSize ?? 1_000;
   const queueDepth = options.queueDepth ?? Math.max(4 * options.endpointConcurrency, 100);
   const claimDelayMs = options.claimDelayMs ?? 2;
@@ -215,7 +220,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   }
 
   async function attempt(p: Prepared, at: Date): Promise<void> {
-    const sent = await sendPrepared(p, deps, at);
+    const span = tracing === null ? null : traceAttempt(tracing, p);
+    const sent = await sendPrepared(p, deps, at, span?.traceparent);
     if (p.delivery.attempt === 1 && p.delivery.trigger === "automatic") {
       metrics.publishToAttempt(clock.now().getTime() - p.event.createdAt.getTime());
     }
@@ -224,6 +230,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       random: deps.ids.random(),
       now: clock.now(),
     });
+    span?.end(decided.result);
     if (decided.disable) {
       // What a publish read of the endpoint no longer holds: its queued first attempts read it again.
       for (const h of handed.values())

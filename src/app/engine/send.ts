@@ -5,13 +5,15 @@ import type { Clock } from "../ports/system.ts";
 import type { Prepared, Sent } from "./work.ts";
 
 /**
- * Stage 4, send: one signed POST, its attempt starting at `attemptedAt` (the pace stage's moment); a
- * sender that throws counts as a connection error. Never throws.
+ * Stage 4, send: one signed POST, its attempt starting at `attemptedAt` (the pace stage's moment), with
+ * the attempt's `traceparent` when it is traced; a sender that throws counts as a connection error.
+ * Never throws.
  */
 export async function sendPrepared(
   p: Prepared,
   deps: { sender: Sender; clock: Clock; logger: Logger },
   attemptedAt: Date = deps.clock.now(),
+  traceparent?: string,
 ): Promise<Sent> {
   try {
     const outcome = await deps.sender.send({
@@ -22,6 +24,7 @@ export async function sendPrepared(
       timestamp: unixSeconds(attemptedAt),
       scheme: p.endpoint.signatureScheme,
       headers: p.headers,
+      traceparent,
     });
     // Built field by field: one fixed shape on the hot path.
     return {

@@ -26,6 +26,11 @@ export interface StoredEvent {
   recipientKey: string | null;
   /** Its place in acceptance order (accept time in µs, unique in the accepting process); see Delivery. */
   sequence: number;
+  /**
+   * The W3C traceparent of the publish's fan-out span, the parent of every attempt's span (ADR 24); absent
+   * or null when the publish was not traced (tracing off, or an event stored before Herald kept it).
+   */
+  traceparent?: string | null;
 }
 
 /** The stored subject of events an erasure looks for: one of the two matching fields. */

@@ -42,6 +42,8 @@ export interface DeliveryRequest {
   scheme: SignatureScheme;
   /** The endpoint's custom headers, names and plain values; never logged. */
   headers: readonly (readonly [string, string])[];
+  /** The attempt's W3C traceparent, sent as `traceparent`; absent when tracing is off (ADR 24). */
+  traceparent?: string | undefined;
 }
 
 /**

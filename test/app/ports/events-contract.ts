@@ -18,6 +18,24 @@ export function eventContract(store: () => Repositories): void {
       expect(await store().events.get(scope, e.id)).toEqual(e);
     });
 
+    it("keeps the publish's traceparent with the event, for its attempts' spans (ADR 24)", async () => {
+      const scope = newScope();
+      const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+      const traced = anEvent(scope, { traceparent });
+      const plain = anEvent(scope);
+      await insertAll([traced, plain]);
+      expect(await store().events.get(scope, traced.id)).toEqual(traced);
+      expect((await store().events.getMany([traced.id, plain.id])).map((e) => e.traceparent)).toEqual([
+        traceparent,
+        null,
+      ]);
+      if (store().events.insertWithDeliveries) {
+        const another = anEvent(scope, { traceparent });
+        expect(await store().events.insertWithDeliveries!(another, [])).toBe(true);
+        expect((await store().events.get(scope, another.id))?.traceparent).toBe(traceparent);
+      }
+    });
+
     it("hides an event from other tenants and projects; getMany is unscoped and ordered as asked", async () => {
       const scope = newScope();
       const a = anEvent(scope);

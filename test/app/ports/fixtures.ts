@@ -51,6 +51,7 @@ export function anEvent(scope: Scope, over: Partial<StoredEvent> = {}): StoredEv
     resourceId: uuid(),
     recipientKey: null,
     sequence: (over.createdAt ?? T0).getTime() * 1000,
+    traceparent: null,
     ...over,
   };
 }

@@ -86,6 +86,8 @@ export function register(app: HttpApp, deps: HttpDeps): void {
         resourceId: e.resource_id,
         occurredAt: e.occurred_at,
         idempotencyKey: e.idempotency_key,
+        // One traceparent for the request: each event's publish span is its child (ADR 24).
+        traceparent: c.req.header("traceparent"),
       })),
     );
     const byIndex = new Map<number, PublishOutcome>(valid.map(({ i }, k) => [i, outcomes[k]!]));

@@ -47,6 +47,8 @@ export function register(app: HttpApp, deps: HttpDeps): void {
         resourceId: body.resource_id,
         occurredAt: body.occurred_at,
         idempotencyKey: c.req.valid("header")["idempotency-key"],
+        // Honoured when tracing is on (ADR 24); an invalid one starts a new trace, as the W3C says.
+        traceparent: c.req.header("traceparent"),
       })
       .catch((e: unknown) => Promise.reject(withIssuePrefix(e, "body")));
     if (result.replayed) c.header("Idempotent-Replayed", "true");
