@@ -134,6 +134,14 @@ describe("the read cache", () => {
       (v) => v[0]?.enabled === false,
     );
     expect(disabled[0]?.enabled).toBe(false);
+    // The engine's read by id (prepare) is cached the same way.
+    expect((await here.endpoints.getMany([e.id]))[0]?.url).toBe(e.url);
+    await there.endpoints.update(scope, e.id, { url: "https://moved.example/hook", updatedAt: new Date() });
+    const moved = await eventually(
+      () => here.endpoints.getMany([e.id, e.id]),
+      (v) => v[0]?.url === "https://moved.example/hook",
+    );
+    expect(moved.map((x) => x.url)).toEqual(["https://moved.example/hook", "https://moved.example/hook"]);
     // Written around the repositories (as an operator's SQL would be): the trigger announces it all the same.
     await sqlThere`UPDATE endpoints SET events = '{}' WHERE id = ${e.id}`;
     expect(await eventually(ids, (v) => v.length === 0)).toEqual([]);
