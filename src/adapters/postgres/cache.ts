@@ -38,6 +38,11 @@ export class ReadCache {
     endpoints: new Map(),
     tokens: new Map(),
   };
+  /** Reads on their way, by key: callers missing together share one. Emptied by every change heard. */
+  private readonly inFlight: Record<CachedTable, Map<string, Promise<unknown>>> = {
+    endpoints: new Map(),
+    tokens: new Map(),
+  };
   /** Bumped by every change heard: a read started under an older generation is not kept. */
   private generation = 0;
   /** A LISTEN is in place and no heartbeat went unanswered since. */
@@ -105,6 +110,35 @@ export class ReadCache {
     return entry.value as T;
   }
 
+  /**
+   * The cached value, else `read`'s answer, kept when `keepIt` says so. Callers that miss the same key
+   * together share one read (when an entry expires under load, sixteen concurrent publishes made sixteen
+   * reads of it); one that arrives after a change was heard starts a read of its own.
+   */
+  async through<T>(
+    table: CachedTable,
+    key: string,
+    read: () => Promise<T>,
+    keepIt: (value: T) => boolean = () => true,
+  ): Promise<T> {
+    const cached = this.get<T>(table, key);
+    if (cached !== undefined) return cached;
+    const flying = this.inFlight[table].get(key) as Promise<T> | undefined;
+    if (flying) return flying;
+    const readAt = this.generation;
+    const reading = read().then((value) => {
+      if (keepIt(value)) this.keep(table, key, readAt, value);
+      return value;
+    });
+    const map = this.inFlight[table];
+    map.set(key, reading);
+    const forget = () => {
+      if (map.get(key) === reading) map.delete(key);
+    };
+    reading.then(forget, forget);
+    return reading;
+  }
+
   /** The generation to pass to `keep` for a read about to start. */
   mark(): number {
     return this.generation;
@@ -122,6 +156,7 @@ export class ReadCache {
   changed(table: CachedTable): void {
     this.generation++;
     this.tables[table].clear();
+    this.inFlight[table].clear();
   }
 
   /** Drops everything (for whoever writes around the repositories, as tests do). */
@@ -129,6 +164,8 @@ export class ReadCache {
     this.generation++;
     this.tables.endpoints.clear();
     this.tables.tokens.clear();
+    this.inFlight.endpoints.clear();
+    this.inFlight.tokens.clear();
   }
 
   /** Stops serving and listening (the client's end() closes the listening connection). */

@@ -74,17 +74,16 @@ export class PostgresEndpoints implements EndpointRepository {
   }
 
   async listSubscribed(scope: Scope, type: EventType): Promise<Endpoint[]> {
+    const read = async () => {
+      // The project's endpoints are read by the scope index; the type is checked on those few rows.
+      const rows = await this.sql<EndpointRow[]>`
+        SELECT * FROM endpoints
+        WHERE tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId} AND ${type}::text = ANY(events)`;
+      return rows.map(endpointFromRow);
+    };
+    if (!this.cache) return read();
     const key = `${scope.tenantId}\u0000${scope.projectId}\u0000${type}`;
-    const cached = this.cache?.get<Endpoint[]>("endpoints", key);
-    if (cached !== undefined) return [...cached];
-    const readAt = this.cache?.mark() ?? 0;
-    // The project's endpoints are read by the scope index; the type is checked on those few rows.
-    const rows = await this.sql<EndpointRow[]>`
-      SELECT * FROM endpoints
-      WHERE tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId} AND ${type}::text = ANY(events)`;
-    const endpoints = rows.map(endpointFromRow);
-    this.cache?.keep("endpoints", key, readAt, endpoints);
-    return [...endpoints];
+    return [...(await this.cache.through("endpoints", key, read))];
   }
 
   async update(scope: Scope, id: string, patch: EndpointPatch): Promise<Endpoint | null> {

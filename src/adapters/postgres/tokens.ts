@@ -16,14 +16,12 @@ export class PostgresTokens implements TokenRepository {
   }
 
   async findByHash(hash: string): Promise<TokenRecord | null> {
-    const cached = this.cache?.get<TokenRecord>("tokens", hash);
-    if (cached !== undefined) return cached;
-    const readAt = this.cache?.mark() ?? 0;
-    const [row] = await this.sql<TokenRow[]>`SELECT * FROM tokens WHERE hash = ${hash}`;
-    if (!row) return null; // Unknown hashes are not kept: anyone can send them.
-    const token = tokenFromRow(row);
-    this.cache?.keep("tokens", hash, readAt, token);
-    return token;
+    const read = async () => {
+      const [row] = await this.sql<TokenRow[]>`SELECT * FROM tokens WHERE hash = ${hash}`;
+      return row ? tokenFromRow(row) : null;
+    };
+    // Unknown hashes are not kept: anyone can send them.
+    return this.cache ? this.cache.through("tokens", hash, read, (t) => t !== null) : read();
   }
 
   async list(): Promise<TokenRecord[]> {

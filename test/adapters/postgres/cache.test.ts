@@ -108,6 +108,29 @@ describe("the read cache", () => {
     expect(await endpoints.listSubscribed(scope, "message.sent")).toEqual([]);
   });
 
+  it("makes one read for callers that miss the same entry together, and none for a caller after a change", async () => {
+    const scope = newScope();
+    const token = aToken(scope);
+    const before = cache.mark();
+    await there.tokens.insert(token);
+    await eventually(
+      async () => cache.mark(),
+      (g) => g > before,
+    );
+    const spy = countingReads(sqlHere, "tokens");
+    const tokens = createPostgresRepositories(spy.sql, undefined, cache).tokens;
+    const found = await Promise.all(Array.from({ length: 16 }, () => tokens.findByHash(token.hash)));
+    expect(found).toEqual(Array.from({ length: 16 }, () => token));
+    expect(spy.reads()).toBe(1);
+    // A read on its way when a change is heard is not shared with those who ask after it.
+    cache.changed("tokens");
+    const first = tokens.findByHash(token.hash);
+    cache.changed("tokens");
+    const second = tokens.findByHash(token.hash);
+    await Promise.all([first, second]);
+    expect(spy.reads()).toBe(3);
+  });
+
   it("sees a token revoked by another process without waiting for the entry to expire", async () => {
     const scope = newScope();
     const token = aToken(scope);
