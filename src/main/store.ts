@@ -78,11 +78,17 @@ async function openPostgres(
     logger.info("embedded PostgreSQL started", { data_dir: config.dataDir });
   }
   try {
-    const { sql, repositories } = await connectPostgres(url, {
-      ...options,
-      // Every statement is one round trip; the metrics count them by their first keyword.
-      debug: (_connection, query) => onCommand(firstKeyword(query), "", 0),
-    });
+    const { sql, repositories } = await connectPostgres(
+      url,
+      {
+        ...options,
+        // Every statement is one round trip; the metrics count them by their first keyword.
+        debug: (_connection, query) => onCommand(firstKeyword(query), "", 0),
+      },
+      // Tokens and fan-outs cached between publishes, kept right by LISTEN/NOTIFY (ADR 18); the embedded
+      // database's one session carries no notifications, and the CLI writes beside it.
+      { cache: embedded === null },
+    );
     // The ping renews a pool whose connections went silent while the database answers new ones (ADR 18):
     // run it on a timer too, so the engine recovers even when nobody asks /readyz.
     const heal = setInterval(() => void repositories.ping().catch(() => {}), POOL_CHECK_MS);

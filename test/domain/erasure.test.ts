@@ -74,4 +74,24 @@ describe("recipient keys", () => {
     expect(await keys.recipientKey(p1, "bob@example.com")).not.toBe(k);
     await expect(createSubjectKeys(new Uint8Array(16))).rejects.toThrow(/32 bytes/);
   });
+
+  it("keeps the keys stored by earlier versions: HMAC-SHA256 under HMAC-SHA256(master, purpose), as Web Crypto computes it", async () => {
+    const master = new Uint8Array(32).map((_, i) => i * 7);
+    const hmac = async (key: BufferSource, text: string) =>
+      crypto.subtle.sign(
+        "HMAC",
+        await crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]),
+        new TextEncoder().encode(text),
+      );
+    const derived = await hmac(master, "herald/subject-keys/v1");
+    const expected = Buffer.from(await hmac(derived, "t/p/ada@example.com")).toString("hex");
+    // The value the Web Crypto implementation stored before 2026-11-26, pinned.
+    expect(expected).toBe("c1d356491f020199d67a8bb8b99bc9583d32851ce311aeaacd603f9e625e3ba4");
+    expect(
+      await (await createSubjectKeys(master)).recipientKey(
+        { tenantId: "t", projectId: "p" },
+        "ada@example.com",
+      ),
+    ).toBe(expected);
+  });
 });

@@ -1,7 +1,6 @@
+import { createHmac } from "node:crypto";
 import type { SubjectKeys } from "../../app/ports/system.ts";
-import { toHex } from "../../domain/encoding.ts";
 
-const encoder = new TextEncoder();
 /** Names the derived key, so the master key's other uses (sealing secrets) never share its bytes. */
 const PURPOSE = "herald/subject-keys/v1";
 
@@ -9,28 +8,19 @@ const PURPOSE = "herald/subject-keys/v1";
  * Recipient keys: HMAC-SHA256 of "<tenant>/<project>/<recipient>" under a key derived from the master
  * key (HMAC-SHA256(master, purpose)). Without the master key a stored key cannot be tested against a
  * guessed address, and the same address in two projects gives unrelated keys.
+ *
+ * Computed with node:crypto (Node, Bun and Deno all have it), which answers at once: every publish with a
+ * recipient computes one, and Web Crypto's asynchronous job cost ~0.3 ms of main-thread time each on the
+ * benchmark's machine (4% of Herald's CPU on PostgreSQL). The bytes are the same as Web Crypto's.
  */
 export async function createSubjectKeys(master32: Uint8Array): Promise<SubjectKeys> {
   if (master32.length !== 32) throw new Error("the master key must be 32 bytes");
-  const master = await crypto.subtle.importKey(
-    "raw",
-    new Uint8Array(master32),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const derived = await crypto.subtle.sign("HMAC", master, encoder.encode(PURPOSE));
-  const key = await crypto.subtle.importKey("raw", derived, { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-  ]);
+  const key = createHmac("sha256", master32).update(PURPOSE).digest();
   return {
-    async recipientKey(scope, recipient) {
-      const mac = await crypto.subtle.sign(
-        "HMAC",
-        key,
-        encoder.encode(`${scope.tenantId}/${scope.projectId}/${recipient}`),
+    recipientKey(scope, recipient) {
+      return Promise.resolve(
+        createHmac("sha256", key).update(`${scope.tenantId}/${scope.projectId}/${recipient}`).digest("hex"),
       );
-      return toHex(new Uint8Array(mac));
     },
   };
 }

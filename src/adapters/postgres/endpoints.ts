@@ -3,15 +3,27 @@ import type { EndpointFilter, EndpointPatch, EndpointRepository } from "../../ap
 import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { DisabledReason, Endpoint } from "../../domain/endpoint.ts";
 import type { EventType } from "../../domain/event-catalog.ts";
+import type { ReadCache } from "./cache.ts";
 import { afterCursor, fetchSize, newestFirst, toPage } from "./paging.ts";
 import { type EndpointRow, endpointColumns, endpointFromRow, endpointPatchColumns, texts } from "./rows.ts";
 
 export class PostgresEndpoints implements EndpointRepository {
-  constructor(private readonly sql: Sql) {}
+  /** `cache` keeps each project's subscribers of a type between publishes (ADR 18 says how it stays right). */
+  constructor(
+    private readonly sql: Sql,
+    private readonly cache: ReadCache | null = null,
+  ) {}
+
+  /** After a write: this process's cached fan-outs go at once, other processes' when the trigger's notice arrives. */
+  private changed<T>(result: T): T {
+    this.cache?.changed("endpoints");
+    return result;
+  }
 
   async insert(endpoint: Endpoint): Promise<void> {
     // A taken id fails with a unique violation, as the other stores refuse it.
     await this.sql`INSERT INTO endpoints ${this.sql(endpointColumns(this.sql, endpoint))}`;
+    this.changed(undefined);
   }
 
   async get(scope: Scope, id: string): Promise<Endpoint | null> {
@@ -21,15 +33,30 @@ export class PostgresEndpoints implements EndpointRepository {
     return row ? endpointFromRow(row) : null;
   }
 
+  /** The engine reads the endpoints of what it sends through this (prepare), one claim at a time: cached too. */
   async getMany(ids: readonly string[]): Promise<Endpoint[]> {
     if (ids.length === 0) return [];
-    const rows = await this.sql<EndpointRow[]>`
-      SELECT * FROM endpoints WHERE id = ANY(${texts(this.sql, [...new Set(ids)])}::text[])`;
-    const byId = new Map(rows.map((r) => [r.id, r]));
+    const byId = new Map<string, Endpoint>();
+    const missing: string[] = [];
+    for (const id of new Set(ids)) {
+      const cached = this.cache?.get<Endpoint>("endpoints", `id\u0000${id}`);
+      if (cached !== undefined) byId.set(id, cached);
+      else missing.push(id);
+    }
+    if (missing.length > 0) {
+      const readAt = this.cache?.mark() ?? 0;
+      const rows = await this.sql<EndpointRow[]>`
+        SELECT * FROM endpoints WHERE id = ANY(${texts(this.sql, missing)}::text[])`;
+      for (const row of rows) {
+        const endpoint = endpointFromRow(row);
+        byId.set(row.id, endpoint);
+        this.cache?.keep("endpoints", `id\u0000${row.id}`, readAt, endpoint);
+      }
+    }
     // In the order asked, as the other stores answer.
     return ids.flatMap((id) => {
-      const row = byId.get(id);
-      return row ? [endpointFromRow(row)] : [];
+      const endpoint = byId.get(id);
+      return endpoint ? [endpoint] : [];
     });
   }
 
@@ -47,11 +74,16 @@ export class PostgresEndpoints implements EndpointRepository {
   }
 
   async listSubscribed(scope: Scope, type: EventType): Promise<Endpoint[]> {
-    // The project's endpoints are read by the scope index; the type is checked on those few rows.
-    const rows = await this.sql<EndpointRow[]>`
-      SELECT * FROM endpoints
-      WHERE tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId} AND ${type}::text = ANY(events)`;
-    return rows.map(endpointFromRow);
+    const read = async () => {
+      // The project's endpoints are read by the scope index; the type is checked on those few rows.
+      const rows = await this.sql<EndpointRow[]>`
+        SELECT * FROM endpoints
+        WHERE tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId} AND ${type}::text = ANY(events)`;
+      return rows.map(endpointFromRow);
+    };
+    if (!this.cache) return read();
+    const key = `${scope.tenantId}\u0000${scope.projectId}\u0000${type}`;
+    return [...(await this.cache.through("endpoints", key, read))];
   }
 
   async update(scope: Scope, id: string, patch: EndpointPatch): Promise<Endpoint | null> {
@@ -59,29 +91,31 @@ export class PostgresEndpoints implements EndpointRepository {
       UPDATE endpoints SET ${this.sql(endpointPatchColumns(this.sql, patch))}
       WHERE id = ${id} AND tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}
       RETURNING *`;
-    return row ? endpointFromRow(row) : null;
+    return this.changed(row ? endpointFromRow(row) : null);
   }
 
   async delete(scope: Scope, id: string): Promise<boolean> {
     const r = await this.sql`
       DELETE FROM endpoints
       WHERE id = ${id} AND tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}`;
-    return r.count === 1;
+    return this.changed(r.count === 1);
   }
 
   async markSucceeded(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     // Only rows in a streak are written: a success on a healthy endpoint costs no row version.
-    await this.sql`
+    const r = await this.sql`
       UPDATE endpoints SET failing_since = NULL
       WHERE id = ANY(${texts(this.sql, [...new Set(ids)])}::text[]) AND failing_since IS NOT NULL`;
+    if (r.count > 0) this.changed(undefined);
   }
 
   async markFailing(ids: readonly string[], at: Date): Promise<void> {
     if (ids.length === 0) return;
-    await this.sql`
+    const r = await this.sql`
       UPDATE endpoints SET failing_since = ${at}
       WHERE id = ANY(${texts(this.sql, [...new Set(ids)])}::text[]) AND failing_since IS NULL`;
+    if (r.count > 0) this.changed(undefined);
   }
 
   async listFailingSince(before: Date, limit: number): Promise<Endpoint[]> {
@@ -99,7 +133,7 @@ export class PostgresEndpoints implements EndpointRepository {
     const r = await this.sql`
       UPDATE endpoints SET enabled = false, disabled_reason = ${reason}, updated_at = ${at}
       WHERE id = ${id} AND enabled`;
-    return r.count === 1;
+    return this.changed(r.count === 1);
   }
 
   async listFifo(): Promise<string[]> {

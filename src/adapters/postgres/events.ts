@@ -11,6 +11,8 @@ import {
   eventColumns,
   eventFromRow,
   eventRecords,
+  firstDeliveryRecords,
+  isFirstAttemptOf,
   texts,
 } from "./rows.ts";
 
@@ -90,6 +92,25 @@ export class PostgresEvents implements EventRepository {
     );
     const events = sorted.map((c) => c.event);
     const deliveries = sorted.flatMap((c) => c.deliveries);
+    if (sorted.every((c) => c.deliveries.every((d) => isFirstAttemptOf(d, c.event)))) {
+      // What every publish writes: the deliveries' scope, type, times and sequence come from their event's row.
+      const rows = await sql<{ id: string }[]>`
+        WITH written AS (
+          INSERT INTO events (${eventColumns(sql)})
+          SELECT * FROM ${eventRecords(sql, events)}
+          ON CONFLICT (id) DO NOTHING
+          RETURNING id, tenant_id, project_id, type, created_at, sequence
+        ), first_deliveries AS (
+          INSERT INTO deliveries (id, tenant_id, project_id, webhook_id, event_id, event_type, attempt, trigger,
+            status, url, scheduled_at, created_at, shard, sequence)
+          SELECT d.id, w.tenant_id, w.project_id, d.webhook_id, w.id, w.type, 1, 'automatic',
+            d.status, d.url, w.created_at, w.created_at, d.shard, w.sequence
+          FROM ${firstDeliveryRecords(sql, deliveries)} JOIN written w ON w.id = d.event_id
+          ON CONFLICT (id) DO NOTHING
+        )
+        SELECT id FROM written`;
+      return new Set(rows.map((r) => r.id));
+    }
     const rows = await sql<{ id: string }[]>`
       WITH written AS (
         INSERT INTO events (${eventColumns(sql)})

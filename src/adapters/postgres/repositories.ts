@@ -1,6 +1,7 @@
 import type { Options, PostgresType, Sql } from "postgres";
 import type { Repositories } from "../../app/ports/store.ts";
 import { StoreUnavailableError } from "../../app/ports/store.ts";
+import { ReadCache } from "./cache.ts";
 import { openPostgres, renewablePostgres, typesKnown } from "./connection.ts";
 import { PostgresDeliveries } from "./deliveries.ts";
 import { PostgresEndpoints } from "./endpoints.ts";
@@ -19,19 +20,28 @@ export const PING_DEADLINE_MS = 3000;
 export function createPostgresRepositories(
   sql: Sql,
   renewable?: { url: string; options: Options<Record<string, PostgresType>>; renew(): void },
+  cache: ReadCache | null = null,
 ): Repositories {
   const deliveries = new PostgresDeliveries(sql);
+  const pinged = renewable ? () => pingRenewing(sql, renewable) : () => ping(sql);
   return {
-    endpoints: guarded(new PostgresEndpoints(sql)),
+    endpoints: guarded(new PostgresEndpoints(sql, cache)),
     events: guarded(new PostgresEvents(sql)),
     deliveries: guarded(deliveries),
     shards: guarded(new PostgresShards(sql)),
-    tokens: guarded(new PostgresTokens(sql)),
+    tokens: guarded(new PostgresTokens(sql, cache)),
     idempotency: guarded(new PostgresIdempotency(sql)),
     erasures: guarded(new PostgresErasures(sql)),
     settings: guarded(new PostgresSettings(sql)),
-    ping: renewable ? () => pingRenewing(sql, renewable) : () => ping(sql),
+    // The ping (every 5 s, and /readyz) also checks that the cache's notifications still arrive.
+    ping: cache
+      ? async () => {
+          await pinged();
+          await cache.check();
+        }
+      : pinged,
     async close() {
+      cache?.close();
       await sql.end({ timeout: 5 });
     },
   };
@@ -82,19 +92,29 @@ async function pingRenewing(
 export interface PostgresConnection {
   sql: Sql;
   repositories: Repositories;
+  /** The tokens and fan-outs kept between publishes, when asked for; whoever writes those tables around the repositories clears it. */
+  cache: ReadCache | null;
 }
 
-/** Connects, applies the schema's migrations and builds the repositories; rejects with StoreUnavailableError when unreachable. */
+/**
+ * Connects, applies the schema's migrations and builds the repositories; rejects with StoreUnavailableError
+ * when unreachable. `cache: true` keeps tokens and each project's subscribed endpoints between requests,
+ * kept right across processes by LISTEN/NOTIFY (ReadCache, ADR 18): for a long-running server on a
+ * PostgreSQL server, not for the CLI's short runs or the embedded database's one session.
+ */
 export async function connectPostgres(
   url: string,
   options: Options<Record<string, PostgresType>> = {},
+  herald: { cache?: boolean } = {},
 ): Promise<PostgresConnection> {
   const { sql, renew } = renewablePostgres(url, options);
   try {
     await migrate(sql);
     // The migration's connection learnt the server's array types: no later connection asks again.
     typesKnown(sql);
-    return { sql, repositories: createPostgresRepositories(sql, { url, options, renew }) };
+    const cache = herald.cache ? new ReadCache(sql) : null;
+    await cache?.start();
+    return { sql, cache, repositories: createPostgresRepositories(sql, { url, options, renew }, cache) };
   } catch (e) {
     await sql.end({ timeout: 1 }).catch(() => {});
     throw translate(e);

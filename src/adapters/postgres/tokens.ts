@@ -1,17 +1,27 @@
 import type { Sql } from "postgres";
 import type { TokenRecord, TokenRepository } from "../../app/ports/tokens.ts";
+import type { ReadCache } from "./cache.ts";
 import { type TokenRow, tokenFromRow, tokenToRow } from "./rows.ts";
 
 export class PostgresTokens implements TokenRepository {
-  constructor(private readonly sql: Sql) {}
+  /** `cache` keeps found tokens between requests (ADR 18 says how long a revoke may take elsewhere). */
+  constructor(
+    private readonly sql: Sql,
+    private readonly cache: ReadCache | null = null,
+  ) {}
 
   async insert(token: TokenRecord): Promise<void> {
     await this.sql`INSERT INTO tokens ${this.sql(tokenToRow(token))}`;
+    this.cache?.changed("tokens");
   }
 
   async findByHash(hash: string): Promise<TokenRecord | null> {
-    const [row] = await this.sql<TokenRow[]>`SELECT * FROM tokens WHERE hash = ${hash}`;
-    return row ? tokenFromRow(row) : null;
+    const read = async () => {
+      const [row] = await this.sql<TokenRow[]>`SELECT * FROM tokens WHERE hash = ${hash}`;
+      return row ? tokenFromRow(row) : null;
+    };
+    // Unknown hashes are not kept: anyone can send them.
+    return this.cache ? this.cache.through("tokens", hash, read, (t) => t !== null) : read();
   }
 
   async list(): Promise<TokenRecord[]> {
@@ -21,6 +31,7 @@ export class PostgresTokens implements TokenRepository {
 
   async revoke(id: string, at: Date): Promise<boolean> {
     const r = await this.sql`UPDATE tokens SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`;
+    this.cache?.changed("tokens");
     return r.count === 1;
   }
 

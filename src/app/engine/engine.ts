@@ -541,11 +541,27 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   // only when new work may be there (see `fresh`) or a queued endpoint runs low; otherwise it is served
   // from the queue, and costs only the read of the endpoints it starts work for (prepare).
   let soon: ReturnType<typeof setTimeout> | null = null;
+  let soonAt = 0;
   /** Claims soon; `read` when new work may be in the database, otherwise from the queue alone if it can. */
-  function wakeSoon(read = false) {
+  function wakeSoon(read = false, handedOver = false) {
     if (read) fresh = true;
-    if (soon || !running) return;
-    const wait = Math.max(claimDelayMs, lastReadEnd + 2 * lastReadMs - performance.now());
+    if (!running) return;
+    // A claim that will not read is not spaced by the reads' time: waiting out a slow read (a three-process
+    // due read of 15 ms made hand-overs wait 30 ms) only delays sends whose work is already queued. A
+    // publish's hand-over goes at the next timer turn; freed slots are still gathered for claimDelayMs.
+    const reads = fresh || freshFor.size > 0 || queue.runningLow();
+    const wait = reads
+      ? Math.max(claimDelayMs, lastReadEnd + 2 * lastReadMs - performance.now())
+      : handedOver
+        ? 0
+        : claimDelayMs;
+    const at = performance.now() + wait;
+    // A claim already due sooner serves this wake too; one due later is brought forward.
+    if (soon) {
+      if (soonAt <= at) return;
+      clearTimeout(soon);
+    }
+    soonAt = at;
     soon = setTimeout(() => {
       soon = null;
       if (running) void pump();
@@ -564,7 +580,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       if (!accepted) return wakeSoon(true);
       prepare.remember(accepted.event);
       handOver(accepted);
-      wakeSoon();
+      wakeSoon(false, true);
     },
     async stop(graceMs: number) {
       running = false;

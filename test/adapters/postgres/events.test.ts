@@ -3,10 +3,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
 import { PostgresEvents } from "../../../src/adapters/postgres/events.ts";
 import { migrate } from "../../../src/adapters/postgres/migrate.ts";
+import { type DeliveryRow, deliveryFromRow } from "../../../src/adapters/postgres/rows.ts";
+import { firstDeliveries } from "../../../src/app/events.ts";
 import type { StoredEvent } from "../../../src/app/ports/events.ts";
 import type { Scope } from "../../../src/app/ports/paging.ts";
 import type { Delivery } from "../../../src/domain/delivery.ts";
-import { aDelivery, anEvent, newScope, uuid } from "../../app/ports/fixtures.ts";
+import { aDelivery, anEndpoint, anEvent, newScope, uuid } from "../../app/ports/fixtures.ts";
 import { type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
 
 // What the PostgreSQL events owe beyond the shared contract: a publish writes its event and first
@@ -105,6 +107,43 @@ describe("insertWithDeliveries", () => {
       deliveries: p.deliveries.map((d) => d.id).sort(),
     });
     expect(await events.get(scope, p.event.id)).toEqual(p.event);
+  });
+
+  it("writes a publish's first attempts from their event's row, exactly as they were given", async () => {
+    const events = new PostgresEvents(traced);
+    const scope = newScope();
+    const now = new Date("2026-11-26T08:00:00.123Z");
+    const endpoints = [anEndpoint(scope), anEndpoint(scope, { enabled: false }), anEndpoint(scope)];
+    const event = anEvent(scope, { createdAt: now, targets: endpoints.map((e) => e.id) });
+    const first = await firstDeliveries(event, endpoints, now);
+    expect(first.map((d) => d.status)).toEqual(["pending", "skipped", "pending"]);
+    // Beside it in the same statement, a publish whose delivery is not a first attempt: written whole.
+    const other = aPublish(scope, 1);
+    const retried = { ...other.deliveries[0]!, attempt: 2, trigger: "manual" as const };
+    const answers = await Promise.all([
+      events.insertWithDeliveries(event, first),
+      events.insertWithDeliveries(other.event, [retried]),
+    ]);
+    expect(answers).toEqual([true, true]);
+    const read = async (eventId: string) =>
+      (await sql<DeliveryRow[]>`SELECT * FROM deliveries WHERE event_id = ${eventId} ORDER BY id`).map(
+        deliveryFromRow,
+      );
+    const byId = (ds: readonly Delivery[]) => [...ds].sort((a, b) => (a.id < b.id ? -1 : 1));
+    expect(await read(event.id)).toEqual(byId(first));
+    expect(await read(other.event.id)).toEqual([retried]);
+
+    // Alone, first attempts take the short statement; it is all or nothing as well.
+    sent.length = 0;
+    const alone = anEvent(scope, { createdAt: now, targets: [endpoints[0]!.id] });
+    const [ok] = await firstDeliveries(alone, [endpoints[0]!], now);
+    await expect(
+      events.insertWithDeliveries(alone, [{ ...ok!, url: null as unknown as string }]),
+    ).rejects.toThrow(/null value in column "url"/);
+    expect(sent.some((q) => q.includes("JOIN written"))).toBe(true);
+    expect(await stored([alone.id])).toEqual({ events: 0, deliveries: [] });
+    expect(await events.insertWithDeliveries(alone, [ok!])).toBe(true);
+    expect(await read(alone.id)).toEqual([ok]);
   });
 
   it("refuses deliveries of another event", async () => {
