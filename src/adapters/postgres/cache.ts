@@ -6,7 +6,7 @@ import type { Sql } from "postgres";
  * changed endpoint) can go unseen here when the notification channel has failed (ADR 18).
  */
 export const CACHE_TTL_MS = 1_000;
-/** The channel migration 0003's triggers announce changes on; the payload is the table's name. */
+/** The channel migration 0006's triggers announce changes on; the payload is the table's name. */
 export const CACHE_CHANNEL = "herald_cache";
 /** Entries kept per table at most; the map is emptied when full (a project rarely has more). */
 const CACHE_LIMIT = 10_000;
@@ -25,7 +25,7 @@ interface Entry {
  * and the endpoints a project subscribes to an event type. Each publish otherwise spends two of its three
  * statements on these reads (issue 16 item 6).
  *
- * Correct across processes: migration 0003's triggers announce every change to `endpoints` and `tokens`
+ * Correct across processes: migration 0006's triggers announce every change to `endpoints` and `tokens`
  * on LISTEN channel `herald_cache` at commit, and every process drops that table's entries when it hears
  * it (typically within a millisecond of the commit). This process's own writes drop them at once. A read
  * that began before a change and ends after it is not kept (a generation count). Entries are served only
