@@ -31,8 +31,9 @@ export function startScheduler(
       { protect: true, name: "fanout-and-health" },
       guarded("maintenance", async () => {
         await jobs.finishFanouts();
-        await jobs.disableFailing();
+        // Before the disable: a streak past HERALD_FAILING_AFTER is reported while its endpoint is still on.
         await jobs.reportOperational();
+        await jobs.disableFailing();
       }),
     ),
     new Cron(
