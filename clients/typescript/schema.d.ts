@@ -814,6 +814,86 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * endpoint.disabled
+         * @description Operational, emitted by Herald: an endpoint of the project was disabled (`disabled_reason`: `gone` after a 410, `failing` after failing without success for HERALD_DISABLE_AFTER, `manual`); nothing is sent to it until it is enabled. Herald posts this envelope to each endpoint subscribed to endpoint.disabled, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveEndpointDisabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.failing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * endpoint.failing
+         * @description Operational, emitted by Herald: an endpoint of the project has failed without a single success for HERALD_FAILING_AFTER (1 hour by default); once per failure streak. Herald posts this envelope to each endpoint subscribed to endpoint.failing, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveEndpointFailing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * endpoint.recovered
+         * @description Operational, emitted by Herald: the first success of an endpoint after a failure streak that was reported by `endpoint.failing`. Herald posts this envelope to each endpoint subscribed to endpoint.recovered, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveEndpointRecovered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "delivery.exhausted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * delivery.exhausted
+         * @description Operational, emitted by Herald: the last automatic attempt of an event to an endpoint failed; Herald gives the event up for that endpoint (it can still be retried by hand). Herald posts this envelope to each endpoint subscribed to delivery.exhausted, signed as the endpoint's `signature_scheme` says; verify the signature over the raw body before parsing it (the verifier libraries do both).
+         */
+        post: operations["receiveDeliveryExhausted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1656,7 +1736,168 @@ export interface components {
                 valid?: boolean;
             }[];
         };
-        /** @description An event to publish: its `type` and the `data` that type defines (fields it does not define are refused). */
+        /** @description The envelope of endpoint.disabled, as posted to endpoints. */
+        EndpointDisabledEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Operational, emitted by Herald: an endpoint of the project was disabled (`disabled_reason`: `gone` after a 410, `failing` after failing without success for HERALD_DISABLE_AFTER, `manual`); nothing is sent to it until it is enabled. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "endpoint.disabled";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.endpoint_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["EndpointDisabledData"];
+        };
+        /** @description The data of endpoint.disabled: Operational, emitted by Herald: an endpoint of the project was disabled (`disabled_reason`: `gone` after a 410, `failing` after failing without success for HERALD_DISABLE_AFTER, `manual`); nothing is sent to it until it is enabled. */
+        EndpointDisabledData: {
+            /** Format: uuid */
+            endpoint_id: string;
+            url: string;
+            description?: string;
+            /** @enum {string} */
+            disabled_reason: "manual" | "failing" | "gone";
+            /** Format: date-time */
+            disabled_at: string;
+            /** Format: date-time */
+            failing_since?: string;
+        };
+        /** @description The envelope of endpoint.failing, as posted to endpoints. */
+        EndpointFailingEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Operational, emitted by Herald: an endpoint of the project has failed without a single success for HERALD_FAILING_AFTER (1 hour by default); once per failure streak. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "endpoint.failing";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.endpoint_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["EndpointFailingData"];
+        };
+        /** @description The data of endpoint.failing: Operational, emitted by Herald: an endpoint of the project has failed without a single success for HERALD_FAILING_AFTER (1 hour by default); once per failure streak. */
+        EndpointFailingData: {
+            /** Format: uuid */
+            endpoint_id: string;
+            url: string;
+            description?: string;
+            /** Format: date-time */
+            failing_since: string;
+        };
+        /** @description The envelope of endpoint.recovered, as posted to endpoints. */
+        EndpointRecoveredEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Operational, emitted by Herald: the first success of an endpoint after a failure streak that was reported by `endpoint.failing`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "endpoint.recovered";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.endpoint_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["EndpointRecoveredData"];
+        };
+        /** @description The data of endpoint.recovered: Operational, emitted by Herald: the first success of an endpoint after a failure streak that was reported by `endpoint.failing`. */
+        EndpointRecoveredData: {
+            /** Format: uuid */
+            endpoint_id: string;
+            url: string;
+            description?: string;
+            /** Format: date-time */
+            failing_since: string;
+        };
+        /** @description The envelope of delivery.exhausted, as posted to endpoints. */
+        DeliveryExhaustedEvent: {
+            /** @example evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c */
+            id: string;
+            /**
+             * @description Operational, emitted by Herald: the last automatic attempt of an event to an endpoint failed; Herald gives the event up for that endpoint (it can still be retried by hand). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "delivery.exhausted";
+            /** @enum {string} */
+            version: "1";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: uuid
+             * @description The subject's id: `data.endpoint_id`.
+             */
+            resource_id: string;
+            data: components["schemas"]["DeliveryExhaustedData"];
+        };
+        /** @description The data of delivery.exhausted: Operational, emitted by Herald: the last automatic attempt of an event to an endpoint failed; Herald gives the event up for that endpoint (it can still be retried by hand). */
+        DeliveryExhaustedData: {
+            /** Format: uuid */
+            endpoint_id: string;
+            url: string;
+            description?: string;
+            event_id: string;
+            /** @enum {string} */
+            event_type: "message.accepted" | "message.sent" | "message.delivered" | "message.partially_delivered" | "message.deferred" | "message.bounced" | "message.failed" | "message.rejected" | "message.undeliverable" | "message.expired" | "message.cancelled" | "message.suppressed" | "message.opened" | "message.clicked" | "message.complained" | "message.unsubscribed" | "domain.verification_failed" | "domain.sending_paused" | "domain.verified";
+            /** Format: uuid */
+            delivery_id: string;
+            attempt: number;
+            /** Format: date-time */
+            attempted_at: string;
+            response_status?: number;
+            /** @enum {string} */
+            error?: "timeout" | "connection_error" | "dns_error" | "tls_error" | "blocked_address" | "http_status" | "redirect";
+        };
+        /** @description An event to publish: its `type` and the `data` that type defines (fields it does not define are refused). The operational types (`endpoint.*`, `delivery.exhausted`) are emitted by Herald itself and cannot be published. */
         PublishEventRequest: components["schemas"]["MessageAcceptedPublish"] | components["schemas"]["MessageSentPublish"] | components["schemas"]["MessageDeliveredPublish"] | components["schemas"]["MessagePartiallyDeliveredPublish"] | components["schemas"]["MessageDeferredPublish"] | components["schemas"]["MessageBouncedPublish"] | components["schemas"]["MessageFailedPublish"] | components["schemas"]["MessageRejectedPublish"] | components["schemas"]["MessageUndeliverablePublish"] | components["schemas"]["MessageExpiredPublish"] | components["schemas"]["MessageCancelledPublish"] | components["schemas"]["MessageSuppressedPublish"] | components["schemas"]["MessageOpenedPublish"] | components["schemas"]["MessageClickedPublish"] | components["schemas"]["MessageComplainedPublish"] | components["schemas"]["MessageUnsubscribedPublish"] | components["schemas"]["DomainVerificationFailedPublish"] | components["schemas"]["DomainSendingPausedPublish"] | components["schemas"]["DomainVerifiedPublish"];
         MessageAcceptedPublish: {
             /**
@@ -2383,7 +2624,7 @@ export interface components {
             idempotency_key?: string;
         };
         /** @description The envelope, exactly as it is posted to endpoints; `data` is what its `type` defines. Receivers should ignore fields they do not know. */
-        Event: components["schemas"]["MessageAcceptedEvent"] | components["schemas"]["MessageSentEvent"] | components["schemas"]["MessageDeliveredEvent"] | components["schemas"]["MessagePartiallyDeliveredEvent"] | components["schemas"]["MessageDeferredEvent"] | components["schemas"]["MessageBouncedEvent"] | components["schemas"]["MessageFailedEvent"] | components["schemas"]["MessageRejectedEvent"] | components["schemas"]["MessageUndeliverableEvent"] | components["schemas"]["MessageExpiredEvent"] | components["schemas"]["MessageCancelledEvent"] | components["schemas"]["MessageSuppressedEvent"] | components["schemas"]["MessageOpenedEvent"] | components["schemas"]["MessageClickedEvent"] | components["schemas"]["MessageComplainedEvent"] | components["schemas"]["MessageUnsubscribedEvent"] | components["schemas"]["DomainVerificationFailedEvent"] | components["schemas"]["DomainSendingPausedEvent"] | components["schemas"]["DomainVerifiedEvent"];
+        Event: components["schemas"]["MessageAcceptedEvent"] | components["schemas"]["MessageSentEvent"] | components["schemas"]["MessageDeliveredEvent"] | components["schemas"]["MessagePartiallyDeliveredEvent"] | components["schemas"]["MessageDeferredEvent"] | components["schemas"]["MessageBouncedEvent"] | components["schemas"]["MessageFailedEvent"] | components["schemas"]["MessageRejectedEvent"] | components["schemas"]["MessageUndeliverableEvent"] | components["schemas"]["MessageExpiredEvent"] | components["schemas"]["MessageCancelledEvent"] | components["schemas"]["MessageSuppressedEvent"] | components["schemas"]["MessageOpenedEvent"] | components["schemas"]["MessageClickedEvent"] | components["schemas"]["MessageComplainedEvent"] | components["schemas"]["MessageUnsubscribedEvent"] | components["schemas"]["DomainVerificationFailedEvent"] | components["schemas"]["DomainSendingPausedEvent"] | components["schemas"]["DomainVerifiedEvent"] | components["schemas"]["EndpointDisabledEvent"] | components["schemas"]["EndpointFailingEvent"] | components["schemas"]["EndpointRecoveredEvent"] | components["schemas"]["DeliveryExhaustedEvent"];
         /** @description The envelope as it is posted to endpoints, plus how many endpoints it was fanned out to. */
         PublishedEvent: components["schemas"]["MessageAcceptedPublished"] | components["schemas"]["MessageSentPublished"] | components["schemas"]["MessageDeliveredPublished"] | components["schemas"]["MessagePartiallyDeliveredPublished"] | components["schemas"]["MessageDeferredPublished"] | components["schemas"]["MessageBouncedPublished"] | components["schemas"]["MessageFailedPublished"] | components["schemas"]["MessageRejectedPublished"] | components["schemas"]["MessageUndeliverablePublished"] | components["schemas"]["MessageExpiredPublished"] | components["schemas"]["MessageCancelledPublished"] | components["schemas"]["MessageSuppressedPublished"] | components["schemas"]["MessageOpenedPublished"] | components["schemas"]["MessageClickedPublished"] | components["schemas"]["MessageComplainedPublished"] | components["schemas"]["MessageUnsubscribedPublished"] | components["schemas"]["DomainVerificationFailedPublished"] | components["schemas"]["DomainSendingPausedPublished"] | components["schemas"]["DomainVerifiedPublished"];
         MessageAcceptedPublished: {
@@ -3017,7 +3258,7 @@ export interface components {
          * @description An event type of the catalog.
          * @enum {string}
          */
-        EventType: "message.accepted" | "message.sent" | "message.delivered" | "message.partially_delivered" | "message.deferred" | "message.bounced" | "message.failed" | "message.rejected" | "message.undeliverable" | "message.expired" | "message.cancelled" | "message.suppressed" | "message.opened" | "message.clicked" | "message.complained" | "message.unsubscribed" | "domain.verification_failed" | "domain.sending_paused" | "domain.verified";
+        EventType: "message.accepted" | "message.sent" | "message.delivered" | "message.partially_delivered" | "message.deferred" | "message.bounced" | "message.failed" | "message.rejected" | "message.undeliverable" | "message.expired" | "message.cancelled" | "message.suppressed" | "message.opened" | "message.clicked" | "message.complained" | "message.unsubscribed" | "domain.verification_failed" | "domain.sending_paused" | "domain.verified" | "endpoint.disabled" | "endpoint.failing" | "endpoint.recovered" | "delivery.exhausted";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /**
@@ -3742,7 +3983,7 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "pending" | "succeeded" | "failed" | "skipped" | "cancelled";
-                event_type?: "message.accepted" | "message.sent" | "message.delivered" | "message.partially_delivered" | "message.deferred" | "message.bounced" | "message.failed" | "message.rejected" | "message.undeliverable" | "message.expired" | "message.cancelled" | "message.suppressed" | "message.opened" | "message.clicked" | "message.complained" | "message.unsubscribed" | "domain.verification_failed" | "domain.sending_paused" | "domain.verified";
+                event_type?: "message.accepted" | "message.sent" | "message.delivered" | "message.partially_delivered" | "message.deferred" | "message.bounced" | "message.failed" | "message.rejected" | "message.undeliverable" | "message.expired" | "message.cancelled" | "message.suppressed" | "message.opened" | "message.clicked" | "message.complained" | "message.unsubscribed" | "domain.verification_failed" | "domain.sending_paused" | "domain.verified" | "endpoint.disabled" | "endpoint.failing" | "endpoint.recovered" | "delivery.exhausted";
                 event_id?: string;
                 /** @description Only records created at or after this time (ISO 8601). */
                 since?: string;
@@ -3841,7 +4082,7 @@ export interface operations {
                 /** @description Only enabled or disabled endpoints. */
                 enabled?: "true" | "false";
                 /** @description Only endpoints subscribed to this type. */
-                event?: "message.accepted" | "message.sent" | "message.delivered" | "message.partially_delivered" | "message.deferred" | "message.bounced" | "message.failed" | "message.rejected" | "message.undeliverable" | "message.expired" | "message.cancelled" | "message.suppressed" | "message.opened" | "message.clicked" | "message.complained" | "message.unsubscribed" | "domain.verification_failed" | "domain.sending_paused" | "domain.verified";
+                event?: "message.accepted" | "message.sent" | "message.delivered" | "message.partially_delivered" | "message.deferred" | "message.bounced" | "message.failed" | "message.rejected" | "message.undeliverable" | "message.expired" | "message.cancelled" | "message.suppressed" | "message.opened" | "message.clicked" | "message.complained" | "message.unsubscribed" | "domain.verification_failed" | "domain.sending_paused" | "domain.verified" | "endpoint.disabled" | "endpoint.failing" | "endpoint.recovered" | "delivery.exhausted";
                 /** @description Items per page, 1-100. */
                 limit?: number;
                 /** @description The `next_cursor` of the previous page. */
@@ -6493,6 +6734,146 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DomainVerifiedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveEndpointDisabled: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndpointDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveEndpointFailing: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndpointFailingEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveEndpointRecovered: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndpointRecoveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer acknowledges the delivery; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveDeliveryExhausted: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description herald-v1: the event id (unsigned: deduplicate on the verified envelope's `id`). */
+                "X-Webhook-Id"?: string;
+                /** @description herald-v1: when it was signed, unix seconds. */
+                "X-Webhook-Timestamp"?: string;
+                /** @description herald-v1: `v1=<hex HMAC-SHA256 of <timestamp>.<body>>`, one per secret, space-separated. */
+                "X-Webhook-Signature"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: the event id. */
+                "webhook-id"?: string;
+                /** @description standard-webhooks and standard-webhooks-ed25519: when it was signed, unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description standard-webhooks: `v1,<base64 HMAC>`; standard-webhooks-ed25519: `v1a,<base64 Ed25519 signature>`; one per key, space-separated. */
+                "webhook-signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeliveryExhaustedEvent"];
             };
         };
         responses: {

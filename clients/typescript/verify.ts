@@ -502,6 +502,112 @@ export type DomainVerifiedEvent = {
   resource_id: string;
   data: DomainVerifiedData;
 };
+/** The data of endpoint.disabled: Operational, emitted by Herald: an endpoint of the project was disabled (`disabled_reason`: `gone` after a 410, `failing` after failing without success for HERALD_DISABLE_AFTER, `manual`); nothing is sent to it until it is enabled. */
+export type EndpointDisabledData = {
+  endpoint_id: string;
+  url: string;
+  description?: string;
+  disabled_reason: "manual" | "failing" | "gone";
+  disabled_at: string;
+  failing_since?: string;
+};
+/** The envelope of endpoint.disabled. */
+export type EndpointDisabledEvent = {
+  id: string;
+  type: "endpoint.disabled";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: EndpointDisabledData;
+};
+/** The data of endpoint.failing: Operational, emitted by Herald: an endpoint of the project has failed without a single success for HERALD_FAILING_AFTER (1 hour by default); once per failure streak. */
+export type EndpointFailingData = {
+  endpoint_id: string;
+  url: string;
+  description?: string;
+  failing_since: string;
+};
+/** The envelope of endpoint.failing. */
+export type EndpointFailingEvent = {
+  id: string;
+  type: "endpoint.failing";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: EndpointFailingData;
+};
+/** The data of endpoint.recovered: Operational, emitted by Herald: the first success of an endpoint after a failure streak that was reported by `endpoint.failing`. */
+export type EndpointRecoveredData = {
+  endpoint_id: string;
+  url: string;
+  description?: string;
+  failing_since: string;
+};
+/** The envelope of endpoint.recovered. */
+export type EndpointRecoveredEvent = {
+  id: string;
+  type: "endpoint.recovered";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: EndpointRecoveredData;
+};
+/** The data of delivery.exhausted: Operational, emitted by Herald: the last automatic attempt of an event to an endpoint failed; Herald gives the event up for that endpoint (it can still be retried by hand). */
+export type DeliveryExhaustedData = {
+  endpoint_id: string;
+  url: string;
+  description?: string;
+  event_id: string;
+  event_type:
+    | "message.accepted"
+    | "message.sent"
+    | "message.delivered"
+    | "message.partially_delivered"
+    | "message.deferred"
+    | "message.bounced"
+    | "message.failed"
+    | "message.rejected"
+    | "message.undeliverable"
+    | "message.expired"
+    | "message.cancelled"
+    | "message.suppressed"
+    | "message.opened"
+    | "message.clicked"
+    | "message.complained"
+    | "message.unsubscribed"
+    | "domain.verification_failed"
+    | "domain.sending_paused"
+    | "domain.verified";
+  delivery_id: string;
+  attempt: number;
+  attempted_at: string;
+  response_status?: number;
+  error?:
+    | "timeout"
+    | "connection_error"
+    | "dns_error"
+    | "tls_error"
+    | "blocked_address"
+    | "http_status"
+    | "redirect";
+};
+/** The envelope of delivery.exhausted. */
+export type DeliveryExhaustedEvent = {
+  id: string;
+  type: "delivery.exhausted";
+  version: "1";
+  occurred_at: string;
+  tenant_id: string;
+  project_id: string;
+  resource_id: string;
+  data: DeliveryExhaustedData;
+};
 /** Every envelope Herald posts, discriminated by `type`: narrow on it to get the type's `data`. */
 export type HeraldEnvelope =
   | MessageAcceptedEvent
@@ -522,7 +628,11 @@ export type HeraldEnvelope =
   | MessageUnsubscribedEvent
   | DomainVerificationFailedEvent
   | DomainSendingPausedEvent
-  | DomainVerifiedEvent;
+  | DomainVerifiedEvent
+  | EndpointDisabledEvent
+  | EndpointFailingEvent
+  | EndpointRecoveredEvent
+  | DeliveryExhaustedEvent;
 /** The event types of the catalog. */
 export type HeraldEventType = HeraldEnvelope["type"];
 // </generated: event types>

@@ -224,6 +224,7 @@ export const configSchema = z.object({
   HERALD_CONCURRENCY: int("HERALD_CONCURRENCY", 200, 1, 10_000),
   HERALD_ENDPOINT_CONCURRENCY: int("HERALD_ENDPOINT_CONCURRENCY", 10, 1, 1_000),
   HERALD_DISABLE_AFTER: duration("HERALD_DISABLE_AFTER", "5d", 1),
+  HERALD_FAILING_AFTER: duration("HERALD_FAILING_AFTER", "1h", 1),
   HERALD_RETENTION: duration("HERALD_RETENTION", "30d", 60_000),
   HERALD_ALLOW_PRIVATE_NETWORKS: bool("HERALD_ALLOW_PRIVATE_NETWORKS"),
   HERALD_ALLOW_HTTP_URLS: bool("HERALD_ALLOW_HTTP_URLS"),
@@ -261,6 +262,8 @@ export interface Config {
   concurrency: number;
   endpointConcurrency: number;
   disableAfterMs: number;
+  /** A failure streak this long is reported by endpoint.failing (ADR 20). */
+  failingAfterMs: number;
   retentionMs: number;
   allowPrivateNetworks: boolean;
   allowHttpUrls: boolean;
@@ -341,6 +344,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     concurrency: c.HERALD_CONCURRENCY,
     endpointConcurrency: c.HERALD_ENDPOINT_CONCURRENCY,
     disableAfterMs: c.HERALD_DISABLE_AFTER,
+    failingAfterMs: c.HERALD_FAILING_AFTER,
     retentionMs: c.HERALD_RETENTION,
     allowPrivateNetworks: c.HERALD_ALLOW_PRIVATE_NETWORKS,
     allowHttpUrls: c.HERALD_ALLOW_HTTP_URLS,

@@ -78,7 +78,13 @@ export interface ChangedEndpoint {
 const PUBLIC_KEY_CACHE_LIMIT = 10_000;
 
 /** Registering, reading, changing and removing endpoints. */
-export function endpointUseCases(deps: AppDeps) {
+/** What the endpoint use cases tell the rest of the process. */
+export interface EndpointHooks {
+  /** An endpoint was just disabled by hand: its endpoint.disabled event is due (ADR 20). */
+  disabled?(endpointId: string): void;
+}
+
+export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
   const { repos, clock, ids, cipher } = deps;
 
   /**
@@ -220,13 +226,22 @@ export function endpointUseCases(deps: AppDeps) {
         enabled: on.enabled,
         disabledReason: on.disabledReason,
         failingSince: on.failingSince,
+        disabledAt: on.disabledAt,
+        disabledNotice: on.disabledNotice,
       });
     } else if (change.enabled === false && current.enabled) {
       const off = disableEndpoint(current, "manual", now);
-      Object.assign(patch, { enabled: off.enabled, disabledReason: off.disabledReason });
+      Object.assign(patch, {
+        enabled: off.enabled,
+        disabledReason: off.disabledReason,
+        disabledAt: off.disabledAt,
+        disabledNotice: off.disabledNotice,
+      });
     }
     const updated = await repos.endpoints.update(scope, id, patch);
     if (!updated) throw notFound("The endpoint");
+    // Its endpoint.disabled event goes out now; the maintenance job sends it if this process dies first.
+    if (patch.enabled === false) hooks.disabled?.(updated.id);
     return { endpoint: updated, secret };
   };
 
@@ -253,6 +268,9 @@ export function endpointUseCases(deps: AppDeps) {
         createdAt: now,
         updatedAt: now,
         failingSince: null,
+        failingNotice: null,
+        disabledAt: null,
+        disabledNotice: null,
         headers,
         signatureScheme,
         filter: input.filter ?? null,
@@ -321,6 +339,8 @@ export function endpointUseCases(deps: AppDeps) {
         enabled: on.enabled,
         disabledReason: on.disabledReason,
         failingSince: on.failingSince,
+        disabledAt: on.disabledAt,
+        disabledNotice: on.disabledNotice,
         updatedAt: on.updatedAt,
       });
       if (!updated) throw notFound("The endpoint");

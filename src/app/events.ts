@@ -4,7 +4,7 @@ import type { Endpoint } from "../domain/endpoint.ts";
 import { buildEnvelope, type Envelope, newEventId, serializeEnvelope } from "../domain/envelope.ts";
 import { subjectsOf } from "../domain/erasure.ts";
 import { DomainError, invalid, notFound } from "../domain/errors.ts";
-import type { EventType } from "../domain/event-catalog.ts";
+import { type EventType, isOperationalType } from "../domain/event-catalog.ts";
 import { type Clause, compileFilter, type EventFilter } from "../domain/event-filter.ts";
 import { clauseMatches } from "../domain/event-filter-match.ts";
 import { firstDeliveryId } from "../domain/ids.ts";
@@ -21,6 +21,13 @@ export interface PublishInput {
   idempotencyKey?: string | undefined;
   /** The publisher's W3C `traceparent` header: the publish's span continues that trace (ADR 24). */
   traceparent?: string | undefined;
+  /**
+   * Set only by Herald's own operational notices (ADR 20), never from a request: the type may be an
+   * operational one, the endpoint the event is about is never one of its targets, and the key's
+   * fingerprint is the occurrence's, so a retry whose data changed (the endpoint's URL was edited
+   * meanwhile) still finds the first publish.
+   */
+  operational?: { aboutEndpoint: string; fingerprint: string } | undefined;
 }
 
 export interface PublishResult {
@@ -274,11 +281,21 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
       repos.endpoints.listSubscribed(scope, type),
   ): Promise<Prepared> {
     let eventId = newEventId(ids.randomBytes(16));
+    if (input.operational === undefined && isOperationalType(input.type)) {
+      throw invalid([
+        {
+          path: "type",
+          message: `is an operational event type: "${input.type}" is emitted by Herald itself and cannot be published`,
+        },
+      ]);
+    }
 
     if (input.idempotencyKey !== undefined) {
-      const fingerprint = await sha256Hex(
-        JSON.stringify([input.type, input.data, input.resourceId ?? null, input.occurredAt ?? null]),
-      );
+      const fingerprint =
+        input.operational?.fingerprint ??
+        (await sha256Hex(
+          JSON.stringify([input.type, input.data, input.resourceId ?? null, input.occurredAt ?? null]),
+        ));
       const held = await repos.idempotency.reserve(
         {
           scopeKey: `${scope.tenantId}/${scope.projectId}/${input.idempotencyKey}`,
@@ -318,7 +335,9 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
       occurredAt,
       resourceId: input.resourceId,
     });
-    const subscribed = await subscribers(envelope.type);
+    const about = input.operational?.aboutEndpoint;
+    // An operational event is never delivered to the endpoint it is about (ADR 20, loops).
+    const subscribed = (await subscribers(envelope.type)).filter((e) => e.id !== about);
     // The targets are decided here, once, and stored on the event: a fan-out finished later (replay,
     // maintenance) creates exactly these, whatever the filters are by then.
     const targets = wanting(subscribed, envelope);

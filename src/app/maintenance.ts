@@ -1,5 +1,6 @@
 import { type EventUseCases, IDEMPOTENCY_WINDOW_MS } from "./events.ts";
 import type { Logger } from "./logger.ts";
+import type { OperationalEvents } from "./operational.ts";
 import type { Scope } from "./ports/paging.ts";
 import type { DeliveryMetrics } from "./ports/sending.ts";
 import type { Repositories } from "./ports/store.ts";
@@ -13,6 +14,8 @@ export interface MaintenanceDeps {
   logger: Logger;
   disableAfterMs: number;
   retentionMs: number;
+  /** Operational events (ADR 20); absent: none are emitted. */
+  operational?: OperationalEvents;
 }
 
 /** The safety-net jobs: they are idempotent, so several processes may run them at once. */
@@ -39,8 +42,20 @@ export function maintenanceJobs(deps: MaintenanceDeps) {
           n++;
           deps.metrics.endpointDisabled("failing");
           logger.warn("endpoint disabled after failing without success", { webhook_id: e.id });
+          deps.operational?.disabled(e.id);
         }
       }
+      return n;
+    },
+
+    /**
+     * Publishes the operational events still owed (ADR 20): endpoint.failing of streaks that reached
+     * HERALD_FAILING_AFTER, endpoint.disabled of disables whose process died before publishing it.
+     */
+    async reportOperational(): Promise<number> {
+      if (!deps.operational) return 0;
+      const n = await deps.operational.reportOwed();
+      if (n > 0) logger.info("operational events published", { events: n });
       return n;
     },
 

@@ -117,6 +117,7 @@ const create: Command = {
     `npx herald webhooks create --url https://example.com/hooks --events message.bounced --filter '{"data.message_type":"transactional"}'`,
     "npx herald webhooks create --url https://example.com/hooks --events message.delivered --rate-limit 5/s",
     "npx herald webhooks create --url https://example.com/hooks --events message.delivered --ordering fifo",
+    "npx herald webhooks create --url https://alerts.example.com/herald --events endpoint.disabled,endpoint.failing,endpoint.recovered,delivery.exhausted",
   ],
   api: true,
   async run(args, io, deps) {

@@ -35,6 +35,15 @@ export interface Endpoint {
   updatedAt: Date;
   /** Start of the current run of failures without a success; null after a success. */
   failingSince: Date | null;
+  /**
+   * The `failingSince` of the streak an `endpoint.failing` event was published for (ADR 20); null while
+   * the current streak (if any) has not been reported. A new streak starts unreported.
+   */
+  failingNotice: Date | null;
+  /** When it was last disabled; null while enabled, and on one disabled before Herald kept this. */
+  disabledAt: Date | null;
+  /** The `disabledAt` an `endpoint.disabled` event was published for (ADR 20); null until then. */
+  disabledNotice: Date | null;
   /** Sent with every delivery to this endpoint, in this order. */
   headers: StoredHeader[];
   /** How its deliveries are signed. */
@@ -60,12 +69,27 @@ export function heldCount(ordering: Ordering, pending: number): number {
 
 /** The endpoint after being switched on: enabled, reason and failure streak cleared. */
 export function enableEndpoint(e: Endpoint, now: Date): Endpoint {
-  return { ...e, enabled: true, disabledReason: null, failingSince: null, updatedAt: now };
+  return {
+    ...e,
+    enabled: true,
+    disabledReason: null,
+    failingSince: null,
+    disabledAt: null,
+    disabledNotice: null,
+    updatedAt: now,
+  };
 }
 
 /** The endpoint after being switched off for a reason. */
 export function disableEndpoint(e: Endpoint, reason: DisabledReason, now: Date): Endpoint {
-  return { ...e, enabled: false, disabledReason: reason, updatedAt: now };
+  return {
+    ...e,
+    enabled: false,
+    disabledReason: reason,
+    disabledAt: now,
+    disabledNotice: null,
+    updatedAt: now,
+  };
 }
 
 /** Secrets still valid at a moment: the current one and any previous one whose grace period has not ended. */

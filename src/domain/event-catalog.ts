@@ -1,7 +1,9 @@
 import { z } from "zod";
+import { SEND_ERRORS } from "./delivery.ts";
+import { DISABLED_REASONS } from "./endpoint.ts";
 
-/** Every event type Herald can deliver, in the order of the specification's event list. */
-export const EVENT_TYPES = [
+/** The event types a publisher may publish, in the order of the specification's event list. */
+export const PUBLISHED_EVENT_TYPES = [
   "message.accepted",
   "message.sent",
   "message.delivered",
@@ -23,7 +25,28 @@ export const EVENT_TYPES = [
   "domain.verified",
 ] as const;
 
+/**
+ * Operational events: Herald emits them itself about its own endpoints and deliveries (ADR 20); an
+ * endpoint subscribes to them by name like any type, but no publisher may publish them.
+ */
+export const OPERATIONAL_EVENT_TYPES = [
+  "endpoint.disabled",
+  "endpoint.failing",
+  "endpoint.recovered",
+  "delivery.exhausted",
+] as const;
+
+/** Every event type Herald can deliver: the published ones, then the operational ones. */
+export const EVENT_TYPES = [...PUBLISHED_EVENT_TYPES, ...OPERATIONAL_EVENT_TYPES] as const;
+
 export type EventType = (typeof EVENT_TYPES)[number];
+export type PublishedEventType = (typeof PUBLISHED_EVENT_TYPES)[number];
+export type OperationalEventType = (typeof OPERATIONAL_EVENT_TYPES)[number];
+
+/** True for the types Herald emits itself (ADR 20). */
+export function isOperationalType(type: string): type is OperationalEventType {
+  return (OPERATIONAL_EVENT_TYPES as readonly string[]).includes(type);
+}
 
 /** Message event types that record a change of delivery status; their data.status is the type's last part. */
 export const MESSAGE_LIFECYCLE_TYPES = EVENT_TYPES.filter(
@@ -167,9 +190,49 @@ function domainData(type: EventType) {
   });
 }
 
+/** The endpoint an operational event is about: every operational type's data starts with these. */
+function endpointFields() {
+  return {
+    endpoint_id: z.uuid(),
+    url: z.string().min(1).max(2048),
+    description: z.string().max(1024).optional(),
+  };
+}
+
+const ISO = () => z.iso.datetime({ offset: false });
+
+function operationalData(type: OperationalEventType) {
+  switch (type) {
+    case "endpoint.disabled":
+      return z.strictObject({
+        ...endpointFields(),
+        disabled_reason: z.enum(DISABLED_REASONS),
+        disabled_at: ISO(),
+        failing_since: ISO().optional(),
+      });
+    case "endpoint.failing":
+    case "endpoint.recovered":
+      return z.strictObject({ ...endpointFields(), failing_since: ISO() });
+    case "delivery.exhausted":
+      return z.strictObject({
+        ...endpointFields(),
+        event_id: z.string().regex(/^evt_[0-9a-f]{32}$/),
+        event_type: z.enum(PUBLISHED_EVENT_TYPES),
+        delivery_id: z.uuid(),
+        attempt: z.number().int().min(1),
+        attempted_at: ISO(),
+        response_status: z.number().int().min(100).max(599).optional(),
+        error: z.enum(SEND_ERRORS).optional(),
+      });
+  }
+}
+
 /** The zod schema of data for each event type. */
 export const EVENT_DATA_SCHEMAS = Object.fromEntries(
-  EVENT_TYPES.map((t) => [t, t.startsWith("message.") ? messageData(t) : domainData(t)]),
+  EVENT_TYPES.map((t) => [
+    t,
+    isOperationalType(t) ? operationalData(t) : t.startsWith("message.") ? messageData(t) : domainData(t),
+  ]),
 ) as unknown as Record<EventType, z.ZodType<Record<string, unknown>>>;
 
 /** True when the string names an event type of the catalog. */
@@ -178,7 +241,8 @@ export function isEventType(value: string): value is EventType {
 }
 
 /** The data field that carries the subject resource's id for an event type. */
-export function resourceIdField(type: EventType): "message_id" | "domain_id" {
+export function resourceIdField(type: EventType): "message_id" | "domain_id" | "endpoint_id" {
+  if (isOperationalType(type)) return "endpoint_id";
   return type.startsWith("message.") ? "message_id" : "domain_id";
 }
 
@@ -204,4 +268,12 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
     "A sending domain's DNS changed; it entered a grace period before sending is paused.",
   "domain.sending_paused": "A sending domain was paused after its DNS stayed out of sync.",
   "domain.verified": "A sending domain passed verification again; sending resumed.",
+  "endpoint.disabled":
+    "Operational, emitted by Herald: an endpoint of the project was disabled (`disabled_reason`: `gone` after a 410, `failing` after failing without success for HERALD_DISABLE_AFTER, `manual`); nothing is sent to it until it is enabled.",
+  "endpoint.failing":
+    "Operational, emitted by Herald: an endpoint of the project has failed without a single success for HERALD_FAILING_AFTER (1 hour by default); once per failure streak.",
+  "endpoint.recovered":
+    "Operational, emitted by Herald: the first success of an endpoint after a failure streak that was reported by `endpoint.failing`.",
+  "delivery.exhausted":
+    "Operational, emitted by Herald: the last automatic attempt of an event to an endpoint failed; Herald gives the event up for that endpoint (it can still be retried by hand).",
 };

@@ -1,4 +1,9 @@
-import { type EventType, resourceIdField } from "./event-catalog.ts";
+import {
+  type EventType,
+  isOperationalType,
+  type OperationalEventType,
+  resourceIdField,
+} from "./event-catalog.ts";
 
 export interface SampleIds {
   /** A UUID for the subject (message or domain). */
@@ -26,6 +31,7 @@ const REASONS: Partial<Record<EventType, string>> = {
  * `herald events send` publishes. `now` dates the domain grace period.
  */
 export function sampleEventData(type: EventType, ids: SampleIds, now: Date): Record<string, unknown> {
+  if (isOperationalType(type)) return operationalSample(type, ids, now);
   if (resourceIdField(type) === "domain_id") {
     const status = type.slice("domain.".length);
     const data: Record<string, unknown> = {
@@ -61,4 +67,28 @@ export function sampleEventData(type: EventType, ids: SampleIds, now: Date): Rec
   if (reason) data.reason = reason;
   if (part === "clicked") (data.metadata as Record<string, unknown>).url = "https://example.com/welcome";
   return data;
+}
+
+/** Data of an operational event about an example endpoint (the subject id is the endpoint's). */
+function operationalSample(type: OperationalEventType, ids: SampleIds, now: Date): Record<string, unknown> {
+  const endpoint = { endpoint_id: ids.subjectId, url: "https://hooks.example.com/herald" };
+  const hourAgo = new Date(now.getTime() - 3_600_000).toISOString();
+  switch (type) {
+    case "endpoint.disabled":
+      return { ...endpoint, disabled_reason: "gone", disabled_at: now.toISOString(), failing_since: hourAgo };
+    case "endpoint.failing":
+    case "endpoint.recovered":
+      return { ...endpoint, failing_since: hourAgo };
+    case "delivery.exhausted":
+      return {
+        ...endpoint,
+        event_id: "evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c",
+        event_type: "message.delivered",
+        delivery_id: "0b6f8a52-3c1d-4e7a-9f20-5d8c7b6a4e31",
+        attempt: 12,
+        attempted_at: now.toISOString(),
+        response_status: 503,
+        error: "http_status",
+      };
+  }
 }

@@ -18,6 +18,7 @@ import { erasureUseCases } from "../app/erasures.ts";
 import { eventUseCases } from "../app/events.ts";
 import type { Logger } from "../app/logger.ts";
 import { maintenanceJobs } from "../app/maintenance.ts";
+import { operationalEvents } from "../app/operational.ts";
 import type { Sender } from "../app/ports/sending.ts";
 import type { Repositories } from "../app/ports/store.ts";
 import { settingsUseCases } from "../app/settings.ts";
@@ -92,7 +93,14 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   const events = eventUseCases(deps, fanOut);
   onDbCommand = prometheus.dbCommand;
   const tokens = tokenUseCases({ tokens: repos.tokens, clock: systemClock, ids: systemIds });
-  const endpoints = endpointUseCases(deps);
+  const operational = operationalEvents({
+    repos,
+    clock: systemClock,
+    events,
+    logger: logger.child({ component: "operational" }),
+    failingAfterMs: config.failingAfterMs,
+  });
+  const endpoints = endpointUseCases(deps, { disabled: (id) => operational.disabled(id) });
   const erasures = erasureUseCases(deps);
   const settings = settingsUseCases({
     settings: repos.settings,
@@ -143,6 +151,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     tracing: deps.tracing,
     // Unique per start: a restarted process is a new member, and its old leases simply expire.
     owner: `${hostName()}:${systemIds.uuid()}`,
+    operational,
     options: {
       concurrency: config.concurrency,
       endpointConcurrency: config.endpointConcurrency,
@@ -159,6 +168,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     logger: logger.child({ component: "maintenance" }),
     disableAfterMs: config.disableAfterMs,
     retentionMs: config.retentionMs,
+    operational,
   });
   dispatcher.start();
   const scheduler = startScheduler(dispatcher, jobs, logger);

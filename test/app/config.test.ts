@@ -19,6 +19,7 @@ describe("configuration", () => {
       concurrency: 200,
       endpointConcurrency: 10,
       disableAfterMs: 5 * 86_400_000,
+      failingAfterMs: 3_600_000,
       retentionMs: 30 * 86_400_000,
       allowPrivateNetworks: false,
       allowHttpUrls: false,

@@ -6,13 +6,23 @@ import type { PublishedEvent, WebhookWithSecret } from "../../clients/typescript
 import { unwrap } from "../../clients/typescript/client.ts";
 import type { MemoryEvents } from "../../src/adapters/memory/events.ts";
 import type { LineResult } from "../../src/cli/events-file.ts";
-import { EVENT_TYPES, resourceIdField } from "../../src/domain/event-catalog.ts";
+import {
+  EVENT_TYPES,
+  OPERATIONAL_EVENT_TYPES,
+  PUBLISHED_EVENT_TYPES,
+  resourceIdField,
+} from "../../src/domain/event-catalog.ts";
 import { type CliHarness, cliHarness, receiverUrl } from "./helpers.ts";
 
 describe("herald events", () => {
-  it("send publishes valid sample data for every type of the catalog", async () => {
+  it("send publishes valid sample data for every published type of the catalog, and refuses the operational ones", async () => {
     const cli = await cliHarness();
-    for (const type of EVENT_TYPES) {
+    for (const type of OPERATIONAL_EVENT_TYPES) {
+      const run = await cli.run(["events", "send", type]);
+      expect(run.code, type).not.toBe(0);
+      expect(run.err.join(" ")).toContain(`body.type: type is an operational event type: "${type}"`);
+    }
+    for (const type of PUBLISHED_EVENT_TYPES) {
       const run = await cli.run(["events", "send", type, "--json"]);
       expect(run.code, `${type}: ${run.err.join(" ")}`).toBe(0);
       const e = run.json<PublishedEvent>();

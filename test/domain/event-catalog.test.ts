@@ -4,7 +4,10 @@ import {
   EVENT_DESCRIPTIONS,
   EVENT_TYPES,
   isEventType,
+  isOperationalType,
   MESSAGE_LIFECYCLE_TYPES,
+  OPERATIONAL_EVENT_TYPES,
+  PUBLISHED_EVENT_TYPES,
   resourceIdField,
 } from "../../src/domain/event-catalog.ts";
 
@@ -21,9 +24,16 @@ const message = (status: string, over: Record<string, unknown> = {}) => ({
 });
 
 describe("event catalog", () => {
-  it("lists the 19 types of the specification, each described and with a schema", () => {
-    expect(EVENT_TYPES).toHaveLength(19);
-    expect(new Set(EVENT_TYPES).size).toBe(19);
+  it("lists the 19 types of the specification and the 4 operational ones, each described and with a schema", () => {
+    expect(PUBLISHED_EVENT_TYPES).toHaveLength(19);
+    expect(OPERATIONAL_EVENT_TYPES).toEqual([
+      "endpoint.disabled",
+      "endpoint.failing",
+      "endpoint.recovered",
+      "delivery.exhausted",
+    ]);
+    expect(EVENT_TYPES).toEqual([...PUBLISHED_EVENT_TYPES, ...OPERATIONAL_EVENT_TYPES]);
+    expect(new Set(EVENT_TYPES).size).toBe(23);
     for (const t of EVENT_TYPES) {
       expect(EVENT_DESCRIPTIONS[t]).toBeTruthy();
       expect(EVENT_DATA_SCHEMAS[t]).toBeDefined();
@@ -37,6 +47,43 @@ describe("event catalog", () => {
     expect(isEventType("message.exploded")).toBe(false);
     expect(resourceIdField("domain.verified")).toBe("domain_id");
     expect(resourceIdField("message.sent")).toBe("message_id");
+    expect(resourceIdField("endpoint.failing")).toBe("endpoint_id");
+    expect(resourceIdField("delivery.exhausted")).toBe("endpoint_id");
+    expect(isOperationalType("endpoint.disabled")).toBe(true);
+    expect(isOperationalType("message.sent")).toBe(false);
+  });
+
+  it("declares the operational events' data, refusing what they do not define", () => {
+    const endpoint = { endpoint_id: MSG, url: "https://ops.example.com/alerts" };
+    const disabled = EVENT_DATA_SCHEMAS["endpoint.disabled"];
+    const at = "2026-11-21T10:00:00.000Z";
+    expect(disabled.safeParse({ ...endpoint, disabled_reason: "gone", disabled_at: at }).success).toBe(true);
+    expect(disabled.safeParse({ ...endpoint, disabled_reason: "tired", disabled_at: at }).success).toBe(
+      false,
+    );
+    expect(EVENT_DATA_SCHEMAS["endpoint.failing"].safeParse({ ...endpoint }).success).toBe(false);
+    expect(
+      EVENT_DATA_SCHEMAS["endpoint.recovered"].safeParse({ ...endpoint, failing_since: at }).success,
+    ).toBe(true);
+    const exhausted = {
+      ...endpoint,
+      event_id: "evt_4f9a0c2e8b7d4e1f9a3c5b7d9e1f3a5c",
+      event_type: "message.sent",
+      delivery_id: DOM,
+      attempt: 3,
+      attempted_at: at,
+      response_status: 503,
+      error: "http_status",
+    };
+    expect(EVENT_DATA_SCHEMAS["delivery.exhausted"].safeParse(exhausted).success).toBe(true);
+    // Never about the delivery of an operational event, so the schema does not allow one.
+    expect(
+      EVENT_DATA_SCHEMAS["delivery.exhausted"].safeParse({ ...exhausted, event_type: "endpoint.failing" })
+        .success,
+    ).toBe(false);
+    expect(EVENT_DATA_SCHEMAS["delivery.exhausted"].safeParse({ ...exhausted, extra: 1 }).success).toBe(
+      false,
+    );
   });
 
   it("requires a lifecycle event's status to be its type's last part", () => {

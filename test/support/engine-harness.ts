@@ -10,6 +10,7 @@ import { erasureUseCases } from "../../src/app/erasures.ts";
 import { eventUseCases, type PublishInput } from "../../src/app/events.ts";
 import { silentLogger } from "../../src/app/logger.ts";
 import { maintenanceJobs } from "../../src/app/maintenance.ts";
+import { type OperationalEvents, operationalEvents } from "../../src/app/operational.ts";
 import type { FanOutMetrics } from "../../src/app/ports/events.ts";
 import type { Scope } from "../../src/app/ports/paging.ts";
 import type { DeliveryMetrics, DeliveryRequest, Sender } from "../../src/app/ports/sending.ts";
@@ -117,6 +118,8 @@ export async function engineHarness(
     owner?: string;
     /** The master key's cipher (several engines on one store share one, as processes share the key). */
     cipher?: SecretCipher;
+    /** HERALD_FAILING_AFTER (default 1 h). */
+    failingAfterMs?: number;
   } = {},
 ) {
   const repos = opts.repos ?? createMemoryRepositories();
@@ -130,6 +133,8 @@ export async function engineHarness(
   const sender = opts.sender ?? scriptedSender();
   const { metrics, fanOut, seen } = countingMetrics();
   let wakes = 0;
+  // Made once the event use cases exist, which need the dispatcher: bound late, as herald.ts does.
+  let operational: OperationalEvents | null = null;
   const dispatcher = createEngine({
     repos,
     clock,
@@ -139,6 +144,10 @@ export async function engineHarness(
     logger: silentLogger,
     metrics,
     owner: opts.owner ?? "test",
+    operational: {
+      announce: (exhausted, ended) => operational!.announce(exhausted, ended),
+      disabled: (id) => operational!.disabled(id),
+    },
     options: {
       concurrency: 50,
       endpointConcurrency: 10,
@@ -162,6 +171,14 @@ export async function engineHarness(
     policy: { allowHttpUrls: false, allowPrivateNetworks: false },
   };
   const events = eventUseCases(deps, fanOut);
+  const ops = operationalEvents({
+    repos,
+    clock,
+    events,
+    logger: silentLogger,
+    failingAfterMs: opts.failingAfterMs ?? 3_600_000,
+  });
+  operational = ops;
   const jobs = maintenanceJobs({
     repos,
     clock,
@@ -170,6 +187,7 @@ export async function engineHarness(
     logger: silentLogger,
     disableAfterMs: 86_400_000,
     retentionMs: 30 * 86_400_000,
+    operational: ops,
   });
   return {
     repos,
@@ -179,8 +197,9 @@ export async function engineHarness(
     seen,
     dispatcher,
     jobs,
-    endpoints: endpointUseCases(deps),
+    endpoints: endpointUseCases(deps, { disabled: (id) => ops.disabled(id) }),
     events,
+    operational: ops,
     deliveries: deliveryUseCases(deps),
     tools: endpointTools(deps, events),
     erasures: erasureUseCases(deps),

@@ -28,6 +28,10 @@ const (
 	EventDomainVerificationFailed  = "domain.verification_failed"
 	EventDomainSendingPaused       = "domain.sending_paused"
 	EventDomainVerified            = "domain.verified"
+	EventEndpointDisabled          = "endpoint.disabled"
+	EventEndpointFailing           = "endpoint.failing"
+	EventEndpointRecovered         = "endpoint.recovered"
+	EventDeliveryExhausted         = "delivery.exhausted"
 )
 
 // DnsRecord is an object nested in event data.
@@ -244,6 +248,46 @@ type DomainVerifiedData struct {
 	DNSRecords        []DnsRecord `json:"dns_records,omitempty"`
 }
 
+// EndpointDisabledData is the data of endpoint.disabled: Operational, emitted by Herald: an endpoint of the project was disabled (`disabled_reason`: `gone` after a 410, `failing` after failing without success for HERALD_DISABLE_AFTER, `manual`); nothing is sent to it until it is enabled.
+type EndpointDisabledData struct {
+	EndpointID     string  `json:"endpoint_id"`
+	Url            string  `json:"url"`
+	Description    *string `json:"description,omitempty"`
+	DisabledReason string  `json:"disabled_reason"` // manual, failing, gone
+	DisabledAt     string  `json:"disabled_at"`
+	FailingSince   *string `json:"failing_since,omitempty"`
+}
+
+// EndpointFailingData is the data of endpoint.failing: Operational, emitted by Herald: an endpoint of the project has failed without a single success for HERALD_FAILING_AFTER (1 hour by default); once per failure streak.
+type EndpointFailingData struct {
+	EndpointID   string  `json:"endpoint_id"`
+	Url          string  `json:"url"`
+	Description  *string `json:"description,omitempty"`
+	FailingSince string  `json:"failing_since"`
+}
+
+// EndpointRecoveredData is the data of endpoint.recovered: Operational, emitted by Herald: the first success of an endpoint after a failure streak that was reported by `endpoint.failing`.
+type EndpointRecoveredData struct {
+	EndpointID   string  `json:"endpoint_id"`
+	Url          string  `json:"url"`
+	Description  *string `json:"description,omitempty"`
+	FailingSince string  `json:"failing_since"`
+}
+
+// DeliveryExhaustedData is the data of delivery.exhausted: Operational, emitted by Herald: the last automatic attempt of an event to an endpoint failed; Herald gives the event up for that endpoint (it can still be retried by hand).
+type DeliveryExhaustedData struct {
+	EndpointID     string  `json:"endpoint_id"`
+	Url            string  `json:"url"`
+	Description    *string `json:"description,omitempty"`
+	EventID        string  `json:"event_id"`
+	EventType      string  `json:"event_type"` // message.accepted, message.sent, message.delivered, message.partially_delivered, message.deferred, message.bounced, message.failed, message.rejected, message.undeliverable, message.expired, message.cancelled, message.suppressed, message.opened, message.clicked, message.complained, message.unsubscribed, domain.verification_failed, domain.sending_paused, domain.verified
+	DeliveryID     string  `json:"delivery_id"`
+	Attempt        int64   `json:"attempt"`
+	AttemptedAt    string  `json:"attempted_at"`
+	ResponseStatus *int64  `json:"response_status,omitempty"`
+	Error          *string `json:"error,omitempty"` // timeout, connection_error, dns_error, tls_error, blocked_address, http_status, redirect
+}
+
 // DecodeData decodes Data into the struct of the envelope's Type: a *MessageDeliveredData for
 // message.delivered, and so on for every type of the catalog. A type this library does not know is
 // an error; Data stays available to decode by hand.
@@ -287,6 +331,14 @@ func (e *Envelope) DecodeData() (any, error) {
 		return decodeData[DomainSendingPausedData](e.Data)
 	case EventDomainVerified:
 		return decodeData[DomainVerifiedData](e.Data)
+	case EventEndpointDisabled:
+		return decodeData[EndpointDisabledData](e.Data)
+	case EventEndpointFailing:
+		return decodeData[EndpointFailingData](e.Data)
+	case EventEndpointRecovered:
+		return decodeData[EndpointRecoveredData](e.Data)
+	case EventDeliveryExhausted:
+		return decodeData[DeliveryExhaustedData](e.Data)
 	}
 	return nil, fmt.Errorf("heraldwebhooks: unknown event type %q", e.Type)
 }

@@ -48,6 +48,14 @@ __all__ = [
     "DomainSendingPausedEvent",
     "DomainVerifiedData",
     "DomainVerifiedEvent",
+    "EndpointDisabledData",
+    "EndpointDisabledEvent",
+    "EndpointFailingData",
+    "EndpointFailingEvent",
+    "EndpointRecoveredData",
+    "EndpointRecoveredEvent",
+    "DeliveryExhaustedData",
+    "DeliveryExhaustedEvent",
     "HeraldEnvelope",
 ]
 
@@ -593,6 +601,114 @@ class DomainVerifiedEvent(TypedDict):
     data: DomainVerifiedData
 
 
+class _EndpointDisabledDataRequired(TypedDict):
+    endpoint_id: str
+    url: str
+    disabled_reason: Literal["manual", "failing", "gone"]
+    disabled_at: str
+
+
+class EndpointDisabledData(_EndpointDisabledDataRequired, total=False):
+    """The data of endpoint.disabled: Operational, emitted by Herald: an endpoint of the project was disabled (`disabled_reason`: `gone` after a 410, `failing` after failing without success for HERALD_DISABLE_AFTER, `manual`); nothing is sent to it until it is enabled."""
+
+    description: str
+    failing_since: str
+
+
+class EndpointDisabledEvent(TypedDict):
+    """The envelope of endpoint.disabled."""
+
+    id: str
+    type: Literal["endpoint.disabled"]
+    version: Literal["1"]
+    occurred_at: str
+    tenant_id: str
+    project_id: str
+    resource_id: str
+    data: EndpointDisabledData
+
+
+class _EndpointFailingDataRequired(TypedDict):
+    endpoint_id: str
+    url: str
+    failing_since: str
+
+
+class EndpointFailingData(_EndpointFailingDataRequired, total=False):
+    """The data of endpoint.failing: Operational, emitted by Herald: an endpoint of the project has failed without a single success for HERALD_FAILING_AFTER (1 hour by default); once per failure streak."""
+
+    description: str
+
+
+class EndpointFailingEvent(TypedDict):
+    """The envelope of endpoint.failing."""
+
+    id: str
+    type: Literal["endpoint.failing"]
+    version: Literal["1"]
+    occurred_at: str
+    tenant_id: str
+    project_id: str
+    resource_id: str
+    data: EndpointFailingData
+
+
+class _EndpointRecoveredDataRequired(TypedDict):
+    endpoint_id: str
+    url: str
+    failing_since: str
+
+
+class EndpointRecoveredData(_EndpointRecoveredDataRequired, total=False):
+    """The data of endpoint.recovered: Operational, emitted by Herald: the first success of an endpoint after a failure streak that was reported by `endpoint.failing`."""
+
+    description: str
+
+
+class EndpointRecoveredEvent(TypedDict):
+    """The envelope of endpoint.recovered."""
+
+    id: str
+    type: Literal["endpoint.recovered"]
+    version: Literal["1"]
+    occurred_at: str
+    tenant_id: str
+    project_id: str
+    resource_id: str
+    data: EndpointRecoveredData
+
+
+class _DeliveryExhaustedDataRequired(TypedDict):
+    endpoint_id: str
+    url: str
+    event_id: str
+    event_type: Literal["message.accepted", "message.sent", "message.delivered", "message.partially_delivered", "message.deferred", "message.bounced", "message.failed", "message.rejected", "message.undeliverable", "message.expired", "message.cancelled", "message.suppressed", "message.opened", "message.clicked", "message.complained", "message.unsubscribed", "domain.verification_failed", "domain.sending_paused", "domain.verified"]
+    delivery_id: str
+    attempt: int
+    attempted_at: str
+
+
+class DeliveryExhaustedData(_DeliveryExhaustedDataRequired, total=False):
+    """The data of delivery.exhausted: Operational, emitted by Herald: the last automatic attempt of an event to an endpoint failed; Herald gives the event up for that endpoint (it can still be retried by hand)."""
+
+    description: str
+    response_status: int
+    error: Literal["timeout", "connection_error", "dns_error", "tls_error", "blocked_address", "http_status", "redirect"]
+
+
+class DeliveryExhaustedEvent(TypedDict):
+    """The envelope of delivery.exhausted."""
+
+    id: str
+    type: Literal["delivery.exhausted"]
+    version: Literal["1"]
+    occurred_at: str
+    tenant_id: str
+    project_id: str
+    resource_id: str
+    data: DeliveryExhaustedData
+
+
 #: Every envelope Herald posts, discriminated by ``type``.
 HeraldEnvelope = Union[
     MessageAcceptedEvent,
@@ -614,4 +730,8 @@ HeraldEnvelope = Union[
     DomainVerificationFailedEvent,
     DomainSendingPausedEvent,
     DomainVerifiedEvent,
+    EndpointDisabledEvent,
+    EndpointFailingEvent,
+    EndpointRecoveredEvent,
+    DeliveryExhaustedEvent,
 ]

@@ -78,8 +78,32 @@ export class MemoryEndpoints implements EndpointRepository {
   async markFailing(ids: readonly string[], at: Date): Promise<void> {
     for (const id of ids) {
       const e = this.rows.get(id);
-      if (e && e.failingSince === null) e.failingSince = new Date(at);
+      if (e && e.failingSince === null) {
+        e.failingSince = new Date(at);
+        e.failingNotice = null;
+      }
     }
+  }
+
+  async listUnreported(kind: "failing" | "disabled", before: Date, limit: number): Promise<Endpoint[]> {
+    const t = before.getTime();
+    return [...this.rows.values()]
+      .filter((e) =>
+        kind === "failing"
+          ? e.enabled && e.failingSince !== null && e.failingSince.getTime() <= t && e.failingNotice === null
+          : !e.enabled && e.disabledAt !== null && e.disabledAt.getTime() <= t && e.disabledNotice === null,
+      )
+      .slice(0, Math.max(0, limit))
+      .map(endpointCopy);
+  }
+
+  async markReported(id: string, kind: "failing" | "disabled", at: Date): Promise<boolean> {
+    const e = this.rows.get(id);
+    const occurrence = kind === "failing" ? e?.failingSince : e?.disabledAt;
+    if (!e || !occurrence || occurrence.getTime() !== at.getTime()) return false;
+    if (kind === "failing") e.failingNotice = new Date(at);
+    else e.disabledNotice = new Date(at);
+    return true;
   }
 
   async listFailingSince(before: Date, limit: number): Promise<Endpoint[]> {
@@ -98,6 +122,8 @@ export class MemoryEndpoints implements EndpointRepository {
     if (!e?.enabled) return false;
     e.enabled = false;
     e.disabledReason = reason;
+    e.disabledAt = new Date(at);
+    e.disabledNotice = null;
     e.updatedAt = new Date(at);
     return true;
   }

@@ -37,6 +37,10 @@ export interface EndpointDoc {
   rate_limit?: RateLimitDoc | null;
   /** Absent on endpoints stored before ordering existed: "none". */
   ordering?: Ordering;
+  // Operational events (ADR 20); absent on endpoints stored before them: null.
+  failing_notice?: Date | null;
+  disabled_at?: Date | null;
+  disabled_notice?: Date | null;
 }
 
 export type RateLimitDoc = { per_second: number } | { per_minute: number };

@@ -102,8 +102,34 @@ export class MongoEndpoints implements EndpointRepository {
     if (ids.length === 0) return;
     await this.col.updateMany(
       { _id: { $in: [...new Set(ids)] }, failing_since: null },
-      { $set: { failing_since: at } },
+      { $set: { failing_since: at, failing_notice: null } },
     );
+  }
+
+  async listUnreported(kind: "failing" | "disabled", before: Date, limit: number): Promise<Endpoint[]> {
+    if (limit <= 0) return [];
+    // `null` also matches a document stored before the field existed; a range never matches null.
+    const query: Filter<EndpointDoc> =
+      kind === "failing"
+        ? { enabled: true, failing_since: { $lte: before }, failing_notice: null }
+        : { enabled: false, disabled_at: { $lte: before }, disabled_notice: null };
+    const docs = await this.col
+      .find(query)
+      .sort(kind === "failing" ? { failing_since: 1 } : { disabled_at: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(endpointFromDoc);
+  }
+
+  async markReported(id: string, kind: "failing" | "disabled", at: Date): Promise<boolean> {
+    // Not atomic on FerretDB v1 (its conditional updates are a read then a write), and need not be: every
+    // writer writes the same value, and a streak or disable that ended meanwhile is left as it is or
+    // reported as published, which it was (ADR 20).
+    const r =
+      kind === "failing"
+        ? await this.col.updateOne({ _id: id, failing_since: at }, { $set: { failing_notice: at } })
+        : await this.col.updateOne({ _id: id, disabled_at: at }, { $set: { disabled_notice: at } });
+    return r.matchedCount === 1;
   }
 
   async listFailingSince(before: Date, limit: number): Promise<Endpoint[]> {
@@ -120,7 +146,15 @@ export class MongoEndpoints implements EndpointRepository {
   async disable(id: string, reason: DisabledReason, at: Date): Promise<boolean> {
     const r = await this.col.updateOne(
       { _id: id, enabled: true },
-      { $set: { enabled: false, disabled_reason: reason, updated_at: at } },
+      {
+        $set: {
+          enabled: false,
+          disabled_reason: reason,
+          updated_at: at,
+          disabled_at: at,
+          disabled_notice: null,
+        },
+      },
     );
     return r.matchedCount === 1;
   }

@@ -10,6 +10,8 @@ export const INDEXES: Record<string, readonly IndexSpec[]> = {
     { name: "scope_created", key: { tenant_id: 1, project_id: 1, created_at: -1, _id: -1 } },
     { name: "project_events", key: { project_id: 1, events: 1 } },
     { name: "enabled_failing_since", key: { enabled: 1, failing_since: 1 } },
+    // Disabled endpoints whose endpoint.disabled event is owed (ADR 20).
+    { name: "enabled_disabled_at", key: { enabled: 1, disabled_at: 1 } },
   ],
   [COLLECTIONS.events]: [
     { name: "scope_created", key: { tenant_id: 1, project_id: 1, created_at: 1, _id: 1 } },

@@ -52,6 +52,9 @@ export function endpointToDoc(e: Endpoint): EndpointDoc {
     filter: filterToDoc(e.filter),
     rate_limit: rateLimitToDoc(e.rateLimit),
     ordering: e.ordering,
+    failing_notice: e.failingNotice,
+    disabled_at: e.disabledAt,
+    disabled_notice: e.disabledNotice,
   };
 }
 
@@ -74,6 +77,9 @@ export function endpointFromDoc(d: EndpointDoc): Endpoint {
     filter: d.filter ? (JSON.parse(d.filter) as EventFilter) : null,
     rateLimit: rateLimitFromDoc(d.rate_limit),
     ordering: d.ordering ?? "none",
+    failingNotice: d.failing_notice ?? null,
+    disabledAt: d.disabled_at ?? null,
+    disabledNotice: d.disabled_notice ?? null,
   };
 }
 
@@ -87,6 +93,8 @@ export function endpointPatchToSet(p: EndpointPatch): Partial<EndpointDoc> {
   if (p.disabledReason !== undefined) set.disabled_reason = p.disabledReason;
   if (p.secrets !== undefined) set.secrets = p.secrets.map(secretToDoc);
   if (p.failingSince !== undefined) set.failing_since = p.failingSince;
+  if (p.disabledAt !== undefined) set.disabled_at = p.disabledAt;
+  if (p.disabledNotice !== undefined) set.disabled_notice = p.disabledNotice;
   if (p.headers !== undefined) set.headers = p.headers.map(headerToDoc);
   if (p.signatureScheme !== undefined) set.signature_scheme = p.signatureScheme;
   if (p.filter !== undefined) set.filter = filterToDoc(p.filter);

@@ -113,9 +113,37 @@ export class PostgresEndpoints implements EndpointRepository {
   async markFailing(ids: readonly string[], at: Date): Promise<void> {
     if (ids.length === 0) return;
     const r = await this.sql`
-      UPDATE endpoints SET failing_since = ${at}
+      UPDATE endpoints SET failing_since = ${at}, failing_notice = NULL
       WHERE id = ANY(${texts(this.sql, [...new Set(ids)])}::text[]) AND failing_since IS NULL`;
     if (r.count > 0) this.changed(undefined);
+  }
+
+  async listUnreported(kind: "failing" | "disabled", before: Date, limit: number): Promise<Endpoint[]> {
+    if (limit <= 0) return [];
+    // Each read is served by its partial index (migration 0003), which holds only the rows owing an event.
+    const rows =
+      kind === "failing"
+        ? await this.sql<EndpointRow[]>`
+            SELECT * FROM endpoints
+            WHERE enabled AND failing_since IS NOT NULL AND failing_notice IS NULL AND failing_since <= ${before}
+            ORDER BY failing_since
+            LIMIT ${limit}`
+        : await this.sql<EndpointRow[]>`
+            SELECT * FROM endpoints
+            WHERE NOT enabled AND disabled_at IS NOT NULL AND disabled_notice IS NULL AND disabled_at <= ${before}
+            ORDER BY disabled_at
+            LIMIT ${limit}`;
+    return rows.map(endpointFromRow);
+  }
+
+  async markReported(id: string, kind: "failing" | "disabled", at: Date): Promise<boolean> {
+    const r =
+      kind === "failing"
+        ? await this
+            .sql`UPDATE endpoints SET failing_notice = ${at} WHERE id = ${id} AND failing_since = ${at}`
+        : await this
+            .sql`UPDATE endpoints SET disabled_notice = ${at} WHERE id = ${id} AND disabled_at = ${at}`;
+    return this.changed(r.count === 1);
   }
 
   async listFailingSince(before: Date, limit: number): Promise<Endpoint[]> {
@@ -131,7 +159,8 @@ export class PostgresEndpoints implements EndpointRepository {
 
   async disable(id: string, reason: DisabledReason, at: Date): Promise<boolean> {
     const r = await this.sql`
-      UPDATE endpoints SET enabled = false, disabled_reason = ${reason}, updated_at = ${at}
+      UPDATE endpoints
+      SET enabled = false, disabled_reason = ${reason}, updated_at = ${at}, disabled_at = ${at}, disabled_notice = NULL
       WHERE id = ${id} AND enabled`;
     return this.changed(r.count === 1);
   }

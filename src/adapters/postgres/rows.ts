@@ -205,6 +205,9 @@ export interface EndpointRow {
   created_at: Date;
   updated_at: Date;
   failing_since: Date | null;
+  failing_notice: Date | null;
+  disabled_at: Date | null;
+  disabled_notice: Date | null;
   headers: StoredHeader[];
   signature_scheme: SignatureScheme;
   /** The payload filter as the JSON text given (its keys hold $ and dots; text keeps their order). */
@@ -230,6 +233,9 @@ export function endpointFromRow(r: EndpointRow): Endpoint {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     failingSince: r.failing_since,
+    failingNotice: r.failing_notice,
+    disabledAt: r.disabled_at,
+    disabledNotice: r.disabled_notice,
     headers: r.headers.map((h) => ({ name: h.name, sealed: h.sealed })),
     signatureScheme: r.signature_scheme,
     filter: r.filter === null ? null : (JSON.parse(r.filter) as EventFilter),
@@ -267,6 +273,8 @@ export function endpointPatchColumns(sql: Sql, p: EndpointPatch): Record<string,
   if (p.disabledReason !== undefined) set.disabled_reason = p.disabledReason;
   if (p.secrets !== undefined) set.secrets = sql.json(secretsJson(p.secrets));
   if (p.failingSince !== undefined) set.failing_since = p.failingSince;
+  if (p.disabledAt !== undefined) set.disabled_at = p.disabledAt;
+  if (p.disabledNotice !== undefined) set.disabled_notice = p.disabledNotice;
   if (p.headers !== undefined) set.headers = sql.json(headersJson(p.headers));
   if (p.signatureScheme !== undefined) set.signature_scheme = p.signatureScheme;
   if (p.filter !== undefined) set.filter = p.filter === null ? null : JSON.stringify(p.filter);
@@ -286,6 +294,8 @@ export function endpointColumns(sql: Sql, e: Endpoint): Record<string, ColumnVal
     disabledReason: e.disabledReason,
     secrets: e.secrets,
     failingSince: e.failingSince,
+    disabledAt: e.disabledAt,
+    disabledNotice: e.disabledNotice,
     headers: e.headers,
     signatureScheme: e.signatureScheme,
     filter: e.filter,
@@ -295,6 +305,7 @@ export function endpointColumns(sql: Sql, e: Endpoint): Record<string, ColumnVal
   });
   return {
     id: e.id,
+    failing_notice: e.failingNotice,
     tenant_id: e.tenantId,
     project_id: e.projectId,
     created_at: e.createdAt,

@@ -9,8 +9,8 @@ export interface SchedulerHandle {
 
 /**
  * The safety net behind the dispatcher's immediate wake-ups: every second it claims due work (retries
- * that came due, leases of crashed processes), every 30 s it finishes interrupted fan-outs and disables
- * failing endpoints, every hour it applies retention. `protect` keeps a slow run from overlapping itself.
+ * that came due, leases of crashed processes), every 30 s it finishes interrupted fan-outs, disables
+ * failing endpoints and publishes the operational events still owed (ADR 20), every hour it applies retention. `protect` keeps a slow run from overlapping itself.
  */
 export function startScheduler(
   dispatcher: Dispatcher,
@@ -31,6 +31,8 @@ export function startScheduler(
       { protect: true, name: "fanout-and-health" },
       guarded("maintenance", async () => {
         await jobs.finishFanouts();
+        // Before the disable: a streak past HERALD_FAILING_AFTER is reported while its endpoint is still on.
+        await jobs.reportOperational();
         await jobs.disableFailing();
       }),
     ),

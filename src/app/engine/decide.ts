@@ -1,6 +1,7 @@
 import { repeatAttempt } from "../../domain/delivery.ts";
 import { decideAfterAttempt } from "../../domain/delivery-decision.ts";
 import { nextDeliveryId } from "../../domain/ids.ts";
+import { exhaustedNotice } from "../../domain/operational.ts";
 import type { Decided, Sent } from "./work.ts";
 
 /**
@@ -64,5 +65,15 @@ export function decide(
           ? "start"
           : null,
     disable: decision.disable,
+    // The automatic attempts end here, failed: the event is given up for this endpoint (ADR 20).
+    exhausted:
+      decision.status === "failed" && decision.retryAt === null
+        ? exhaustedNotice(s.endpoint, {
+            delivery: d,
+            attemptedAt: s.attemptedAt,
+            responseStatus: s.outcome.responseStatus,
+            error: s.outcome.error,
+          })
+        : null,
   };
 }

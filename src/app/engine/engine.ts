@@ -1,5 +1,6 @@
 import type { Delivery } from "../../domain/delivery.ts";
 import type { Endpoint } from "../../domain/endpoint.ts";
+import type { OperationalNotice } from "../../domain/operational.ts";
 import { shardOf } from "../../domain/shards.ts";
 import type { Logger } from "../logger.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
@@ -71,6 +72,16 @@ export interface EngineDeps {
   /** Identifies this process in shard leases and heartbeats; unique per process start. */
   owner: string;
   options: EngineOptions;
+  /** Operational events (ADR 20); absent: none are emitted. */
+  operational?: EngineOperational;
+}
+
+/** What the engine hands to the operational events (src/app/operational.ts). */
+export interface EngineOperational {
+  /** Publishes what recorded results owe: see the recorder's `announce`. */
+  announce(exhausted: readonly OperationalNotice[], streaksEnded: readonly string[]): Promise<void>;
+  /** An endpoint was just disabled (410 Gone): its endpoint.disabled is due. Returns at once. */
+  disabled(endpointId: string): void;
 }
 
 export interface Dispatcher {
@@ -180,7 +191,13 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   );
 
   const record = recorder(
-    { repos, clock, logger, recorded: release },
+    {
+      repos,
+      clock,
+      logger,
+      recorded: release,
+      ...(deps.operational ? { announce: deps.operational.announce } : {}),
+    },
     { size: options.flushSize ?? 200, delayMs: options.flushDelayMs ?? 5, retryMs: 1_000 },
   );
   const prepare = preparer({ repos, cipher: deps.cipher, clock });
@@ -237,6 +254,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
         if (h.endpoint.id === decided.endpointId) h.at = Number.NEGATIVE_INFINITY;
       if (await repos.endpoints.disable(decided.endpointId, decided.disable, clock.now())) {
         metrics.endpointDisabled(decided.disable);
+        deps.operational?.disabled(decided.endpointId);
       }
     }
     recordResult(decided.result, decided);

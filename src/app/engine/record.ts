@@ -1,3 +1,4 @@
+import type { OperationalNotice } from "../../domain/operational.ts";
 import type { Logger } from "../logger.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
 import type { Repositories } from "../ports/store.ts";
@@ -25,11 +26,24 @@ export interface RecorderOptions {
  * then) is written without its follow-up, which would otherwise send the event again.
  */
 export function recorder(
-  deps: { repos: Repositories; clock: Clock; logger: Logger; recorded(ids: readonly string[]): void },
+  deps: {
+    repos: Repositories;
+    clock: Clock;
+    logger: Logger;
+    recorded(ids: readonly string[]): void;
+    /**
+     * Publishes the operational events these results owe (ADR 20): delivery.exhausted of given-up events,
+     * endpoint.recovered of reported streaks among those ended. Called before the results are written, so
+     * a crash in between leaves the attempts pending: they are sent again and owe the same events, which
+     * the events' keys make one. A failure is retried with the results.
+     */
+    announce?(exhausted: readonly OperationalNotice[], streaksEnded: readonly string[]): Promise<void>;
+  },
   options: RecorderOptions,
 ) {
   const { repos, logger } = deps;
   let waiting: AttemptResult[] = [];
+  let exhausted: OperationalNotice[] = [];
   const streakEnded = new Set<string>();
   const streakStarted = new Set<string>();
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -53,13 +67,16 @@ export function recorder(
     }
     writing = writing.then(async () => {
       const results = waiting;
+      const notices = exhausted;
       waiting = [];
+      exhausted = [];
       const ended = [...streakEnded];
       const started = [...streakStarted];
       streakEnded.clear();
       streakStarted.clear();
       if (results.length === 0 && ended.length === 0 && started.length === 0) return;
       try {
+        if (deps.announce && (notices.length > 0 || ended.length > 0)) await deps.announce(notices, ended);
         await repos.deliveries.record(results);
       } catch (e) {
         logger.error("recording delivery results failed; trying again", {
@@ -67,6 +84,7 @@ export function recorder(
           count: results.length,
         });
         waiting = [...results, ...waiting];
+        exhausted = [...notices, ...exhausted];
         for (const id of ended) streakEnded.add(id);
         for (const id of started) streakStarted.add(id);
         schedule(options.retryMs);
@@ -87,7 +105,11 @@ export function recorder(
   return {
     add(
       result: AttemptResult,
-      effects: { endpointId: string; streak: "end" | "start" | null } | null = null,
+      effects: {
+        endpointId: string;
+        streak: "end" | "start" | null;
+        exhausted?: OperationalNotice | null;
+      } | null = null,
     ) {
       if (result.acknowledges) {
         acknowledged.add(pairKey(result.acknowledges.eventId, result.acknowledges.webhookId));
@@ -100,6 +122,10 @@ export function recorder(
         waiting = waiting.map(withoutFollowUp);
       }
       waiting.push(withoutFollowUp(result));
+      const given = effects?.exhausted;
+      // A pair a manual success acknowledged meanwhile was delivered after all: nothing was given up.
+      if (given && !acknowledged.has(pairKey(String(given.data.event_id), given.endpointId)))
+        exhausted.push(given);
       if (effects?.streak === "end") {
         streakStarted.delete(effects.endpointId);
         streakEnded.add(effects.endpointId);

@@ -1,6 +1,7 @@
 // The hand-offs between the engine's stages: own shards → claim → prepare → send → decide → record.
 import type { Delivery, SendOutcome } from "../../domain/delivery.ts";
 import type { Endpoint } from "../../domain/endpoint.ts";
+import type { OperationalNotice } from "../../domain/operational.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
 import type { StoredEvent } from "../ports/events.ts";
 
@@ -41,4 +42,6 @@ export interface Decided {
   streak: "end" | "start" | null;
   /** Disable the endpoint (410 Gone). */
   disable: "gone" | null;
+  /** delivery.exhausted, when this was the event's last automatic attempt to the endpoint and it failed (ADR 20). */
+  exhausted: OperationalNotice | null;
 }

@@ -19,6 +19,8 @@ export type EndpointPatch = Partial<
     | "disabledReason"
     | "secrets"
     | "failingSince"
+    | "disabledAt"
+    | "disabledNotice"
     | "headers"
     | "signatureScheme"
     | "filter"
@@ -40,12 +42,27 @@ export interface EndpointRepository {
   delete(scope: Scope, id: string): Promise<boolean>;
   /** Clears the failure streak of these endpoints (a success was seen). */
   markSucceeded(ids: readonly string[]): Promise<void>;
-  /** Starts a failure streak at `at` on those of these endpoints that have none. */
+  /** Starts a failure streak at `at` on those of these endpoints that have none; the new streak is unreported. */
   markFailing(ids: readonly string[], at: Date): Promise<void>;
   /** Enabled endpoints whose failure streak began at or before `before`. */
   listFailingSince(before: Date, limit: number): Promise<Endpoint[]>;
-  /** Disables an enabled endpoint; false when it was already disabled or absent. */
+  /**
+   * Disables an enabled endpoint (`disabledAt = at`, not reported yet); false when it was already disabled
+   * or absent.
+   */
   disable(id: string, reason: DisabledReason, at: Date): Promise<boolean>;
+  /**
+   * Occurrences whose operational event is still owed (ADR 20), any scope, at most `limit`: "failing",
+   * enabled endpoints whose streak began at or before `before` and is unreported (`failingNotice` null);
+   * "disabled", disabled endpoints with `disabledAt` at or before `before` and `disabledNotice` null.
+   */
+  listUnreported(kind: "failing" | "disabled", before: Date, limit: number): Promise<Endpoint[]>;
+  /**
+   * Records that the operational event of an occurrence was published: sets `failingNotice` (or
+   * `disabledNotice`) to `at` where the endpoint's `failingSince` (or `disabledAt`) still equals `at`.
+   * Every writer writes the same value, so it needs no atomicity; answers whether it matched.
+   */
+  markReported(id: string, kind: "failing" | "disabled", at: Date): Promise<boolean>;
   /** The ids of every endpoint with ordering "fifo", in any scope (the engine, metrics). */
   listFifo(): Promise<string[]>;
 }

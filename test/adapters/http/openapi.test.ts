@@ -2,7 +2,13 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { OPENAPI_PATH, renderOpenApiArtifacts, SCHEMA_TS_PATH } from "../../../scripts/openapi-artifacts.ts";
 import { componentStem } from "../../../src/adapters/http/routes/events/payloads.ts";
-import { EVENT_TYPES, MESSAGE_LIFECYCLE_TYPES } from "../../../src/domain/event-catalog.ts";
+import {
+  EVENT_TYPES,
+  isOperationalType,
+  MESSAGE_LIFECYCLE_TYPES,
+  PUBLISHED_EVENT_TYPES,
+  resourceIdField,
+} from "../../../src/domain/event-catalog.ts";
 
 const root = new URL("../../../", import.meta.url);
 const committed = (path: string) => {
@@ -154,11 +160,13 @@ describe("the OpenAPI document", () => {
     for (const [union, suffix] of Object.entries(variants)) {
       const u = schemas[union] as Union;
       expect(u.discriminator.propertyName, union).toBe("type");
+      // Operational types are delivered (Event) but never published (ADR 20).
+      const types = union === "Event" ? EVENT_TYPES : PUBLISHED_EVENT_TYPES;
       expect(u.discriminator.mapping, union).toEqual(
-        Object.fromEntries(EVENT_TYPES.map((t) => [t, ref(`${componentStem(t)}${suffix}`)])),
+        Object.fromEntries(types.map((t) => [t, ref(`${componentStem(t)}${suffix}`)])),
       );
       expect(u.oneOf.map((o) => o.$ref)).toEqual(Object.values(u.discriminator.mapping));
-      for (const t of EVENT_TYPES) {
+      for (const t of types) {
         const v = schemas[`${componentStem(t)}${suffix}`] as ObjectSchema;
         expect(v.properties.type!.enum, `${union} ${t}`).toEqual([t]);
         expect(v.properties.data!.$ref, `${union} ${t}`).toBe(ref(`${componentStem(t)}Data`));
@@ -170,9 +178,10 @@ describe("the OpenAPI document", () => {
     }
     for (const t of EVENT_TYPES) {
       const data = schemas[`${componentStem(t)}Data`] as ObjectSchema;
-      const subject = t.startsWith("message.") ? "message_id" : "domain_id";
+      const subject = resourceIdField(t);
       expect(data.required, t).toContain(subject);
       expect(data.additionalProperties, t).toBe(false);
+      if (isOperationalType(t)) continue;
       if (!t.startsWith("message.") || MESSAGE_LIFECYCLE_TYPES.includes(t)) {
         expect(data.properties.status!.enum, t).toEqual([t.slice(t.indexOf(".") + 1)]);
       }

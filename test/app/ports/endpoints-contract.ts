@@ -317,12 +317,87 @@ export function endpointContract(store: () => Repositories): void {
       const e = anEndpoint(scope, { failingSince: at(0) });
       await store().endpoints.insert(e);
       expect(await store().endpoints.disable(e.id, "failing", at(100))).toBe(true);
-      const off = { ...e, enabled: false, disabledReason: "failing" as const, updatedAt: at(100) };
+      const off = {
+        ...e,
+        enabled: false,
+        disabledReason: "failing" as const,
+        updatedAt: at(100),
+        disabledAt: at(100),
+        disabledNotice: null,
+      };
       expect(await store().endpoints.get(scope, e.id)).toEqual(off);
       expect(await store().endpoints.disable(e.id, "gone", at(200))).toBe(false);
       expect(await store().endpoints.get(scope, e.id)).toEqual(off);
       expect(await store().endpoints.disable(uuid(), "gone", at(200))).toBe(false);
       expect(await store().endpoints.listFailingSince(at(1000), 10)).toEqual([]);
+    });
+
+    it("lists the operational events owed (ADR 20) and marks each reported once, by occurrence", async () => {
+      const scope = newScope();
+      const failing = anEndpoint(scope, { failingSince: at(0) });
+      const young = anEndpoint(scope, { failingSince: at(5_000) });
+      const reported = anEndpoint(scope, { failingSince: at(0), failingNotice: at(0) });
+      const healthy = anEndpoint(scope);
+      const wasOff = anEndpoint(scope, { enabled: false, disabledReason: "manual" });
+      await insertAll([failing, young, reported, healthy, wasOff]);
+
+      const owedFailing = await store().endpoints.listUnreported("failing", at(1_000), 10);
+      expect(owedFailing.map((e) => e.id)).toEqual([failing.id]);
+      // A disable without a known time (before Herald kept it) owes nothing.
+      expect(await store().endpoints.listUnreported("disabled", at(1_000_000), 10)).toEqual([]);
+
+      // A stale occurrence marks nothing; the right one marks once, and a repeat writes the same value.
+      expect(await store().endpoints.markReported(failing.id, "failing", at(1))).toBe(false);
+      expect(await store().endpoints.listUnreported("failing", at(1_000), 10)).toHaveLength(1);
+      expect(await store().endpoints.markReported(failing.id, "failing", at(0))).toBe(true);
+      expect(await store().endpoints.markReported(failing.id, "failing", at(0))).toBe(true);
+      expect(await store().endpoints.listUnreported("failing", at(1_000), 10)).toEqual([]);
+      expect((await store().endpoints.get(scope, failing.id))?.failingNotice).toEqual(at(0));
+
+      // A success ends the streak; the next streak starts unreported.
+      await store().endpoints.markSucceeded([failing.id]);
+      await store().endpoints.markFailing([failing.id], at(9_000));
+      const again = await store().endpoints.get(scope, failing.id);
+      expect(again?.failingSince).toEqual(at(9_000));
+      expect(again?.failingNotice).toBeNull();
+      expect(
+        (await store().endpoints.listUnreported("failing", at(10_000), 10)).map((e) => e.id).sort(),
+      ).toEqual([failing.id, young.id].sort());
+
+      // A disable owes endpoint.disabled once; disabling it again does nothing, enabling clears it.
+      expect(await store().endpoints.disable(healthy.id, "gone", at(2_000))).toBe(true);
+      expect(await store().endpoints.listUnreported("disabled", at(1_999), 10)).toEqual([]);
+      const owedOff = await store().endpoints.listUnreported("disabled", at(2_000), 10);
+      expect(owedOff.map((e) => [e.id, e.disabledAt, e.disabledReason])).toEqual([
+        [healthy.id, at(2_000), "gone"],
+      ]);
+      expect(await store().endpoints.listUnreported("failing", at(10_000), 1)).toHaveLength(1);
+      expect(await store().endpoints.markReported(healthy.id, "disabled", at(2_000))).toBe(true);
+      expect(await store().endpoints.listUnreported("disabled", at(3_000), 10)).toEqual([]);
+      expect((await store().endpoints.get(scope, healthy.id))?.disabledNotice).toEqual(at(2_000));
+      // A manual disable through update sets the same fields the use case gives it.
+      await store().endpoints.update(scope, young.id, {
+        enabled: false,
+        disabledReason: "manual",
+        disabledAt: at(4_000),
+        disabledNotice: null,
+        updatedAt: at(4_000),
+      });
+      expect((await store().endpoints.listUnreported("disabled", at(5_000), 10)).map((e) => e.id)).toEqual([
+        young.id,
+      ]);
+      await store().endpoints.update(scope, young.id, {
+        enabled: true,
+        disabledReason: null,
+        disabledAt: null,
+        disabledNotice: null,
+        updatedAt: at(6_000),
+      });
+      expect(await store().endpoints.listUnreported("disabled", at(7_000), 10)).toEqual([]);
+      // Disabled endpoints' streaks are not failing notices: the endpoint is off.
+      expect(
+        (await store().endpoints.listUnreported("failing", at(10_000), 10)).map((e) => e.id).sort(),
+      ).toEqual([failing.id, young.id].sort());
     });
 
     it("keeps stored state apart from the objects callers hold", async () => {

@@ -245,7 +245,9 @@ describe("the console in Chromium", { timeout: 120_000 }, () => {
     expect(await page.locator("#envelope").textContent()).toContain('"type": "message.delivered"');
     await shot(page, "event");
     await page.getByRole("link", { name: "Event catalog" }).click();
-    expect(await page.locator("section h2").count()).toBe(19);
+    // The 19 published types and the 4 operational ones (ADR 20).
+    expect(await page.locator("section h2").count()).toBe(23);
+    expect(await page.locator("section h2").last().textContent()).toBe("delivery.exhausted");
     await shot(page, "catalog");
     await page.getByRole("link", { name: "Overview" }).click();
     await page.locator("svg[role=img]").waitFor();

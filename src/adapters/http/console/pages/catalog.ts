@@ -1,6 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { html } from "hono/html";
-import { EVENT_DATA_SCHEMAS, EVENT_DESCRIPTIONS, EVENT_TYPES } from "../../../../domain/event-catalog.ts";
+import {
+  EVENT_DATA_SCHEMAS,
+  EVENT_DESCRIPTIONS,
+  EVENT_TYPES,
+  OPERATIONAL_EVENT_TYPES,
+} from "../../../../domain/event-catalog.ts";
 import { sampleEventData } from "../../../../domain/samples.ts";
 import type { PageRoutes } from "../context.ts";
 import type { Html } from "../view.ts";
@@ -9,6 +14,7 @@ export function catalogPage(): Html {
   const now = new Date("2026-11-21T10:00:00.000Z");
   return html`<h1>Event catalog</h1>
 <p>Herald knows ${EVENT_TYPES.length} event types. Each delivery's body is an envelope whose <code>data</code> follows the type's schema below.</p>
+<p>The last ${OPERATIONAL_EVENT_TYPES.length} are <strong>operational events</strong>: Herald sends them itself, about this project's endpoints (one disabled, failing for an hour, recovered, or an event given up), to the project's other endpoints subscribed to them, never to the endpoint they are about. Subscribe an endpoint of your alerting to them; they cannot be published.</p>
 <nav aria-label="Event types" class="toc">${EVENT_TYPES.map((t) => html`<a href="#${t}">${t}</a> `)}</nav>
 ${EVENT_TYPES.map((t) => {
   const schema = z.toJSONSchema(EVENT_DATA_SCHEMAS[t], { unrepresentable: "any" });

@@ -2,7 +2,12 @@ import { html } from "hono/html";
 import { HEADER_VALUE_MASK } from "../../../../domain/custom-headers.ts";
 import type { Endpoint, Ordering } from "../../../../domain/endpoint.ts";
 import { DomainError, notFound } from "../../../../domain/errors.ts";
-import { EVENT_TYPES, type EventType, isEventType } from "../../../../domain/event-catalog.ts";
+import {
+  type EventType,
+  isEventType,
+  OPERATIONAL_EVENT_TYPES,
+  PUBLISHED_EVENT_TYPES,
+} from "../../../../domain/event-catalog.ts";
 import { rateLimitText } from "../../../../domain/rate-limit.ts";
 import {
   DEFAULT_SIGNATURE_SCHEME,
@@ -30,11 +35,13 @@ import { SCHEME_WORDS, schemeChangeOf, schemeHeaders, schemeSection } from "./en
 import { messagePage } from "./message.ts";
 
 function eventChoices(selected: readonly string[]): Html {
+  const box = (t: string) =>
+    html`<label class="check"><input type="checkbox" name="events" value="${t}"${selected.includes(t) ? html` checked` : ""} /> ${t}</label>`;
   return html`<fieldset class="events"><legend>Event types</legend>
-${EVENT_TYPES.map(
-  (t) =>
-    html`<label class="check"><input type="checkbox" name="events" value="${t}"${selected.includes(t) ? html` checked` : ""} /> ${t}</label>`,
-)}
+${PUBLISHED_EVENT_TYPES.map(box)}
+</fieldset>
+<fieldset class="events"><legend>Operational events <span class="muted small">(sent by Herald about this project's other endpoints: wire them to your alerting)</span></legend>
+${OPERATIONAL_EVENT_TYPES.map(box)}
 </fieldset>`;
 }
 

@@ -6,6 +6,7 @@ import {
   EVENT_DESCRIPTIONS,
   EVENT_TYPES,
   type EventType,
+  PUBLISHED_EVENT_TYPES,
   resourceIdField,
 } from "../../../../domain/event-catalog.ts";
 import type { HttpApp } from "../../env.ts";
@@ -90,14 +91,14 @@ function union<T extends z.ZodObject>(variants: T[], name: string, description: 
 
 /** `POST /events`: one variant per type. */
 export const PublishEventUnion = union(
-  EVENT_TYPES.map((t) => z.strictObject(publishFields(t)).openapi(`${componentStem(t)}Publish`)),
+  PUBLISHED_EVENT_TYPES.map((t) => z.strictObject(publishFields(t)).openapi(`${componentStem(t)}Publish`)),
   "PublishEventRequest",
-  "An event to publish: its `type` and the `data` that type defines (fields it does not define are refused).",
+  "An event to publish: its `type` and the `data` that type defines (fields it does not define are refused). The operational types (`endpoint.*`, `delivery.exhausted`) are emitted by Herald itself and cannot be published.",
 );
 
 /** One item of `POST /events/batch`: a `POST /events` body plus its own Idempotency-Key. */
 export const PublishBatchEventUnion = union(
-  EVENT_TYPES.map((t) =>
+  PUBLISHED_EVENT_TYPES.map((t) =>
     z
       .strictObject({ ...publishFields(t), idempotency_key: idempotencyKeyField })
       .openapi(`${componentStem(t)}BatchItem`),
@@ -119,7 +120,7 @@ export const EventUnion = union(
 
 /** What publishing answers: the envelope plus how many endpoints it was fanned out to. */
 export const PublishedEventUnion = union(
-  EVENT_TYPES.map((t) =>
+  PUBLISHED_EVENT_TYPES.map((t) =>
     z
       .object({
         ...envelopeFields(t),

@@ -124,6 +124,51 @@ export function eventCases(s: Suite): void {
       expectInvalid(res, ["header.idempotency-key"]);
     });
 
+    it("operational types (ADR 20): an endpoint subscribes to them by name, a publisher cannot publish them (422 on body.type, alone in a batch)", async () => {
+      const { api, token } = await newProject();
+      const ops = await createWebhook(api, [
+        "endpoint.disabled",
+        "endpoint.failing",
+        "endpoint.recovered",
+        "delivery.exhausted",
+      ]);
+      expect(ops.events).toEqual([
+        "endpoint.disabled",
+        "endpoint.failing",
+        "endpoint.recovered",
+        "delivery.exhausted",
+      ]);
+      const listed = await unwrap(
+        api.GET("/api/v1/webhooks", { params: { query: { event: "endpoint.failing" } } }),
+      );
+      expect(listed.data.map((w) => w.id)).toEqual([ops.id]);
+      const data = {
+        endpoint_id: ops.id,
+        url: ops.url,
+        disabled_reason: "manual",
+        disabled_at: "2026-11-21T10:00:00.000Z",
+      };
+      const refused = expectInvalid(
+        await send("POST", "/api/v1/events", { token, json: { type: "endpoint.disabled", data } }),
+        ["body.type"],
+      );
+      expect(refused[0]!.message).toContain("emitted by Herald");
+      const batch = await send("POST", "/api/v1/events/batch", {
+        token,
+        json: {
+          events: [{ type: "endpoint.failing", data }, publishBody(DELIVERED, messageData(DELIVERED))],
+        },
+      });
+      expect(batch.response.status).toBe(200);
+      const results = (
+        batch.error as { data: { status: number; problem?: { errors?: { path: string }[] } }[] }
+      ).data;
+      expect(results.map((r) => r.status)).toEqual([422, 202]);
+      expect(results[0]!.problem?.errors?.map((e) => e.path)).toEqual(["body.events.0.type"]);
+      // Nothing was stored for the operations endpoint.
+      expect(await deliveriesOf(api, ops.id)).toEqual([]);
+    });
+
     it("POST /events rejects an unknown type, bad data and a foreign resource_id with 422", async () => {
       const { token } = await newProject();
       const post = (json: unknown) => send("POST", "/api/v1/events", { token, json });

@@ -18,6 +18,22 @@ export function testEventCases(s: Suite): void {
     const HOUR = 3_600_000;
     const iso = (ms: number) => new Date(ms).toISOString();
 
+    it("POST /webhooks/{id}/test sends a sample operational event, to check an alerting endpoint's wiring", async () => {
+      const { api } = await newProject();
+      const ops = await createWebhook(api, ["endpoint.disabled", "delivery.exhausted"]);
+      const res = await api.POST("/api/v1/webhooks/{id}/test", {
+        params: { path: { id: ops.id } },
+        body: { type: "delivery.exhausted" },
+      });
+      expect(res.response.status).toBe(202);
+      const event = expectEnvelope(res.data!.event, false);
+      expect(event).toMatchObject({ type: "delivery.exhausted", data: { endpoint_id: event.resource_id } });
+      expect(expectDelivery(res.data!.delivery)).toMatchObject({
+        webhook_id: ops.id,
+        event_type: "delivery.exhausted",
+      });
+    });
+
     it("POST /webhooks/{id}/test sends a sample of a subscribed type to that endpoint only (202)", async () => {
       const { api, tenant_id, project_id } = await newProject();
       const w = await createWebhook(api, [DELIVERED, SENT]);
