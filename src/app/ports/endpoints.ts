@@ -24,6 +24,7 @@ export type EndpointPatch = Partial<
     | "filter"
     | "rateLimit"
     | "ordering"
+    | "clientCertificate"
   >
 > & { updatedAt: Date };
 

@@ -1,5 +1,6 @@
 import { createAesGcmCipher } from "../../../../src/adapters/crypto/aes-gcm-cipher.ts";
 import { createSubjectKeys } from "../../../../src/adapters/crypto/subject-keys.ts";
+import { createCertificateReader } from "../../../../src/adapters/crypto/client-certificates.ts";
 import { createHttpApp } from "../../../../src/adapters/http/app.ts";
 import type { HttpApp } from "../../../../src/adapters/http/env.ts";
 import { createJsonLogger } from "../../../../src/adapters/json-logger.ts";
@@ -43,6 +44,7 @@ export async function makeConsoleHarness(options: { frameAncestors?: string[]; l
     ids: systemIds,
     cipher: await createAesGcmCipher(crypto.getRandomValues(new Uint8Array(32))),
     subjects: await createSubjectKeys(crypto.getRandomValues(new Uint8Array(32))),
+    certificates: createCertificateReader(),
     signal: { notify() {} },
     policy: { allowHttpUrls: true, allowPrivateNetworks: true },
   };

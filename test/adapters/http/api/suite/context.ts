@@ -38,6 +38,7 @@ export interface ApiTarget {
 }
 
 export const WEBHOOK_KEYS = [
+  "client_certificate",
   "created_at",
   "description",
   "disabled_reason",
