@@ -1,6 +1,6 @@
 import { createAesGcmCipher } from "../../../../src/adapters/crypto/aes-gcm-cipher.ts";
-import { createSubjectKeys } from "../../../../src/adapters/crypto/subject-keys.ts";
 import { createCertificateReader } from "../../../../src/adapters/crypto/client-certificates.ts";
+import { createSubjectKeys } from "../../../../src/adapters/crypto/subject-keys.ts";
 import { createHttpApp } from "../../../../src/adapters/http/app.ts";
 import type { HttpApp } from "../../../../src/adapters/http/env.ts";
 import { createJsonLogger } from "../../../../src/adapters/json-logger.ts";
