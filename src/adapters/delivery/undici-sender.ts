@@ -6,6 +6,7 @@ import type { SendOutcome } from "../../domain/delivery.ts";
 import { signedHeaders } from "../../domain/signature-scheme.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
 import { classifyFailure } from "./classify.ts";
+import { IdentityPools, identityAgent, reportingTlsAlerts } from "./client-identities.ts";
 import { DeadlineQueue } from "./deadlines.ts";
 import { createGuardedLookup, type Resolve, systemResolve } from "./guarded-lookup.ts";
 import { nodeEd25519 } from "./node-ed25519.ts";
@@ -61,7 +62,7 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
   const isBlocked = options.allowPrivateNetworks ? () => false : (options.isBlocked ?? isBlockedAddress);
   const resolve = options.lookup ?? systemResolve;
   const lookup = createGuardedLookup(resolve, isBlocked) as unknown as LookupFunction;
-  const agent = new Agent({
+  const agentOptions = {
     connections: options.maxConnectionsPerOrigin ?? null,
     pipelining: 1,
     keepAliveTimeout: 4_000,
@@ -72,7 +73,10 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
       lookup,
       ...(options.ca !== undefined ? { ca: options.ca } : {}),
     },
-  });
+  };
+  const agent = new Agent({ ...agentOptions, connect: reportingTlsAlerts(agentOptions.connect) });
+  // Endpoints with a client certificate: an Agent per identity, made like this one (ADR 22).
+  const identities = new IdentityPools((identity) => identityAgent(agentOptions, identity));
   const deadlines = new DeadlineQueue(options.timeoutMs);
   const targets = new Map<string, Target>();
 
@@ -103,7 +107,11 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
       const exchange = new Exchange(start, done);
       exchange.deadline = deadlines.watch(() => exchange.timeout());
       try {
-        agent.dispatch({ origin: t.origin, path: t.path, method: "POST", headers, body: req.body }, exchange);
+        const dispatcher = req.clientCertificate ? identities.get(req.clientCertificate) : agent;
+        dispatcher.dispatch(
+          { origin: t.origin, path: t.path, method: "POST", headers, body: req.body },
+          exchange,
+        );
       } catch (err) {
         exchange.onResponseError(null, err as Error);
       }
@@ -113,7 +121,7 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
   return {
     send,
     async close() {
-      await agent.close();
+      await Promise.all([agent.close(), identities.close()]);
     },
   };
 }

@@ -22,6 +22,7 @@ export async function sendPrepared(
       timestamp: unixSeconds(attemptedAt),
       scheme: p.endpoint.signatureScheme,
       headers: p.headers,
+      clientCertificate: p.clientCertificate,
     });
     // Built field by field: one fixed shape on the hot path.
     return {
@@ -30,6 +31,7 @@ export async function sendPrepared(
       endpoint: p.endpoint,
       secrets: p.secrets,
       headers: p.headers,
+      clientCertificate: p.clientCertificate,
       attemptedAt,
       outcome,
     };

@@ -42,6 +42,21 @@ export interface DeliveryRequest {
   scheme: SignatureScheme;
   /** The endpoint's custom headers, names and plain values; never logged. */
   headers: readonly (readonly [string, string])[];
+  /** Presented when the receiver asks for a client certificate (mutual TLS, ADR 22); absent or null: none. */
+  clientCertificate?: ClientIdentity | null | undefined;
+}
+
+/** A client certificate and its plain key, as a sender presents them (ADR 22). */
+export interface ClientIdentity {
+  /**
+   * Names this certificate and key of this endpoint (the endpoint id and the sealed key): senders keep
+   * connections per identity, so a connection made with one is never used for another.
+   */
+  id: string;
+  /** PEM certificate chain, leaf first. */
+  certificate: string;
+  /** PEM private key (PKCS #8, unencrypted); never logged. */
+  key: string;
 }
 
 /**
