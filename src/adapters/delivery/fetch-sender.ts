@@ -2,6 +2,7 @@ import type { DeliveryRequest, Sender } from "../../app/ports/sending.ts";
 import type { SendOutcome } from "../../domain/delivery.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
 import { DeadlineQueue } from "./deadlines.ts";
+import { fetchClientCertificates, type Presented } from "./fetch-client-certificates.ts";
 import { BLOCKED_ADDRESS_CODE, type Resolve, resolveChecked, systemResolve } from "./guarded-lookup.ts";
 import {
   deliveryHeaders,
@@ -42,13 +43,16 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
   const inFlight = new Set<Promise<SendOutcome>>();
   const deadlines = new DeadlineQueue(options.timeoutMs);
   let closed = false;
+  // Endpoints with a client certificate (ADR 22): presented the runtime's way.
+  const certificates = fetchClientCertificates();
 
   async function attempt(req: DeliveryRequest): Promise<SendOutcome> {
     const start = performance.now();
     const url = deliveryUrl(req.url);
     if (closed || !url) return failureOutcome("connection_error", elapsed(start));
 
-    return underDeadline(deadlines, start, async (x) => {
+    let presented: Presented | null = null;
+    const sent = underDeadline(deadlines, start, async (x) => {
       if (!options.allowPrivateNetworks) {
         if (isIpLiteral(url.hostname)) {
           if (isBlocked(url.hostname)) return failureOutcome("blocked_address", elapsed(start));
@@ -67,7 +71,9 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
           }
         }
       }
+      presented = req.clientCertificate ? certificates.present(req.clientCertificate) : null;
       const res = await fetch(url, {
+        ...presented?.init,
         method: "POST",
         headers: await deliveryHeaders(req, options.userAgent),
         body: req.body,
@@ -90,6 +96,7 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
         now: new Date(),
       });
     });
+    return sent.finally(() => (presented as Presented | null)?.release());
   }
 
   return {
@@ -103,6 +110,7 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
     async close() {
       closed = true;
       await Promise.allSettled([...inFlight]);
+      await certificates.close();
     },
   };
 }

@@ -6,9 +6,10 @@ import type { SendOutcome } from "../../domain/delivery.ts";
 import { signedHeaders } from "../../domain/signature-scheme.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
 import { classifyFailure } from "./classify.ts";
-import { IdentityPools, identityAgent, reportingTlsAlerts } from "./client-identities.ts";
+import { identityAgent, reportingTlsAlerts } from "./client-identities.ts";
 import { DeadlineQueue } from "./deadlines.ts";
 import { createGuardedLookup, type Resolve, systemResolve } from "./guarded-lookup.ts";
+import { IdentityPools } from "./identity-pools.ts";
 import { nodeEd25519 } from "./node-ed25519.ts";
 import { nodeHmac } from "./node-hmac.ts";
 import {

@@ -1,5 +1,4 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { IdentityPools } from "../../../src/adapters/delivery/client-identities.ts";
 import {
   createUndiciSender,
   type UndiciSenderOptions,
@@ -140,27 +139,5 @@ describe("the undici sender with client certificates", () => {
     const byLiteral = await s.send(delivery(rx.url, { clientCertificate: identity("a", clients.alice) }));
     expect([byName.error, byLiteral.error]).toEqual(["blocked_address", "blocked_address"]);
     expect(rx.connections).toBe(0);
-  });
-});
-
-describe("IdentityPools", () => {
-  it("makes one pool per identity, reuses it, and closes the least recently used beyond the limit", async () => {
-    const closed: string[] = [];
-    const made: string[] = [];
-    const pools = new IdentityPools((id) => {
-      made.push(id.id);
-      return { name: id.id, close: async () => void closed.push(id.id) };
-    }, 2);
-    const id = (name: string): ClientIdentity => ({ id: name, certificate: "c", key: "k" });
-    expect(pools.get(id("a")).name).toBe("a");
-    pools.get(id("b"));
-    expect(pools.get(id("a")).name).toBe("a");
-    pools.get(id("c"));
-    expect(made).toEqual(["a", "b", "c"]);
-    expect(closed).toEqual(["b"]);
-    expect(pools.size).toBe(2);
-    await pools.close();
-    expect(closed.sort()).toEqual(["a", "b", "c"]);
-    expect(pools.size).toBe(0);
   });
 });
