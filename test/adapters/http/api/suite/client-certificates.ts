@@ -2,12 +2,15 @@ import { X509Certificate } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { unwrap } from "../../../../../clients/typescript/client.ts";
 import type { components } from "../../../../../clients/typescript/schema.d.ts";
+import { PATIENCE_MS } from "../../../../support/patience.ts";
 import { ENCRYPTED_KEY_PASSPHRASE, type TestClientTls, testClientTls } from "../../../../support/tls.ts";
 import {
   DELIVERED,
   expectInvalid,
   expectWebhook,
   expectWebhookWithSecret,
+  messageData,
+  publishBody,
   receiverUrl,
   type Suite,
 } from "./context.ts";
@@ -161,6 +164,35 @@ export function clientCertificateCases(s: Suite): void {
       // Nothing was created by any of them.
       const listed = await unwrap(api.GET("/api/v1/webhooks", {}));
       expect(listed.data).toEqual([]);
+    });
+
+    it("with a background engine: delivers to a receiver requiring a certificate; without one, tls_error", async () => {
+      const target = s.target();
+      if (!target.deliversInBackground || !target.mtlsReceiver) return; // no engine in-process
+      tls = await testClientTls();
+      const rx = await target.mtlsReceiver(tls.caCert);
+      const { api } = await newProject();
+      const create = (url: string, client_certificate?: Input) =>
+        unwrap(api.POST("/api/v1/webhooks", { body: { url, events: [DELIVERED], client_certificate } }));
+      const withCert = await create(`${rx.origin}/with`, of(tls.alice.cert, tls.alice.key));
+      const without = await create(`${rx.origin}/without`);
+      await unwrap(api.POST("/api/v1/events", { body: publishBody(DELIVERED, messageData()) }));
+      await rx.waitFor(1);
+      const settled = async (id: string) => {
+        const deadline = Date.now() + PATIENCE_MS;
+        for (;;) {
+          const [d] = (
+            await unwrap(api.GET("/api/v1/webhooks/{id}/deliveries", { params: { path: { id } } }))
+          ).data;
+          if (d && d.status !== "pending") return d;
+          if (Date.now() > deadline) throw new Error(`no attempt recorded for ${id}: ${JSON.stringify(d)}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      };
+      const [ok, refused] = await Promise.all([settled(withCert.id), settled(without.id)]);
+      expect([ok.status, ok.error, ok.response_status]).toEqual(["succeeded", null, 200]);
+      expect([refused.status, refused.error, refused.response_status]).toEqual(["failed", "tls_error", null]);
+      expect(rx.requests.map((r) => [r.path, r.clientCertificate])).toEqual([["/with", "alice"]]);
     });
   });
 }
