@@ -1,7 +1,9 @@
 import {
   type ClientCertificateInput,
+  certificateBlocks,
   clientCertificateShapeIssues,
   clientCertificateTimeIssues,
+  privateKeyBlock,
   type StoredClientCertificate,
 } from "../domain/client-certificate.ts";
 import {
@@ -176,7 +178,11 @@ export function endpointUseCases(deps: AppDeps) {
     const path = "client_certificate";
     const shape = clientCertificateShapeIssues(input, path);
     if (shape.length) throw invalid(shape);
-    const read = deps.certificates.read(input, path);
+    // Only the PEM blocks are read and kept (shape checked above: one key, at least one certificate).
+    const read = deps.certificates.read(
+      { ...input, privateKey: privateKeyBlock(input.privateKey) ?? input.privateKey },
+      path,
+    );
     if (!read.ok) throw invalid(read.issues);
     const time = clientCertificateTimeIssues(read.facts, clock.now(), path);
     if (time.length) throw invalid(time);
@@ -186,7 +192,7 @@ export function endpointUseCases(deps: AppDeps) {
       ]);
     return {
       ...read.facts,
-      certificate: `${input.certificate.trim()}\n`,
+      certificate: `${certificateBlocks(input.certificate).join("\n")}\n`,
       sealedKey: await cipher.seal(read.privateKey),
     };
   };

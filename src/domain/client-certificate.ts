@@ -38,6 +38,17 @@ export interface ClientCertificateInput {
 const CERTIFICATE_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 const KEY_BLOCK = /-----BEGIN ((?:RSA |EC |ENCRYPTED )?PRIVATE KEY)-----[\s\S]+?-----END \1-----/g;
 
+/** The PEM certificate blocks of a text, in order; text around them (openssl's "Bag Attributes", "subject=") is not kept. */
+export function certificateBlocks(text: string): string[] {
+  return text.match(CERTIFICATE_BLOCK) ?? [];
+}
+
+/** The one PEM private key block of a text (an "EC PARAMETERS" block or attributes beside it are dropped); null unless exactly one. */
+export function privateKeyBlock(text: string): string | null {
+  const keys = text.match(KEY_BLOCK) ?? [];
+  return keys.length === 1 ? (keys[0] ?? null) : null;
+}
+
 /** True for a PEM private key that needs a passphrase to be read (PKCS #8 or legacy OpenSSL encryption). */
 export function isEncryptedKeyPem(pem: string): boolean {
   return /-----BEGIN ENCRYPTED PRIVATE KEY-----/.test(pem) || /Proc-Type:\s*4,\s*ENCRYPTED/.test(pem);
@@ -45,7 +56,8 @@ export function isEncryptedKeyPem(pem: string): boolean {
 
 /**
  * Problems with the shape of a client certificate input, before any parsing: one or more PEM
- * certificates and nothing else, exactly one PEM private key, a passphrase only for an encrypted key
+ * certificates and no private key, exactly one PEM private key (text around the blocks, such as
+ * openssl's attributes or an EC PARAMETERS block, is ignored and not kept), a passphrase only for an encrypted key
  * and never missing for one. Paths are under `path`; messages never quote the key or the passphrase.
  */
 export function clientCertificateShapeIssues(
@@ -53,22 +65,21 @@ export function clientCertificateShapeIssues(
   path = "client_certificate",
 ): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  const certs = input.certificate.match(CERTIFICATE_BLOCK) ?? [];
-  if (certs.length === 0) {
+  // The certificate is stored and shown in clear: a key pasted with it must not be kept there.
+  if (/PRIVATE KEY-----/.test(input.certificate)) {
+    issues.push({
+      path: `${path}.certificate`,
+      message: "holds a private key: give the key as private_key, and only certificates here",
+    });
+  } else if (certificateBlocks(input.certificate).length === 0) {
     issues.push({
       path: `${path}.certificate`,
       message:
         "is not a PEM certificate (expected -----BEGIN CERTIFICATE----- ... -----END CERTIFICATE-----)",
     });
-  } else if (input.certificate.replace(CERTIFICATE_BLOCK, "").trim() !== "") {
-    issues.push({
-      path: `${path}.certificate`,
-      message:
-        "holds something besides PEM certificates (give the client certificate, then its intermediates)",
-    });
   }
   const keys = input.privateKey.match(KEY_BLOCK) ?? [];
-  if (keys.length !== 1 || input.privateKey.replace(KEY_BLOCK, "").trim() !== "") {
+  if (keys.length !== 1) {
     issues.push({
       path: `${path}.private_key`,
       message:

@@ -23,7 +23,14 @@ describe("client certificate rules", () => {
     const paths = (certificate: string, privateKey: string, passphrase?: string) =>
       clientCertificateShapeIssues({ certificate, privateKey, passphrase }).map((i) => i.path);
     expect(paths("x", KEY)).toEqual(["client_certificate.certificate"]);
-    expect(paths(`${CERT}x`, KEY)).toEqual(["client_certificate.certificate"]);
+    expect(paths(CERT + KEY, KEY)).toEqual(["client_certificate.certificate"]);
+    // openssl's attribute lines and an EC PARAMETERS block around the PEM blocks are ignored.
+    expect(
+      paths(
+        `subject=CN = a\n${CERT}`,
+        `-----BEGIN EC PARAMETERS-----\nBggq\n-----END EC PARAMETERS-----\n${KEY}`,
+      ),
+    ).toEqual([]);
     expect(paths(CERT, "x")).toEqual(["client_certificate.private_key"]);
     expect(paths(CERT, KEY + KEY)).toEqual(["client_certificate.private_key"]);
     expect(paths(CERT, ENC)).toEqual(["client_certificate.passphrase"]);
