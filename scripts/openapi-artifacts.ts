@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import openapiTS, { astToString, COMMENT_HEADER } from "openapi-typescript";
 import { createAesGcmCipher } from "../src/adapters/crypto/aes-gcm-cipher.ts";
+import { createCertificateReader } from "../src/adapters/crypto/client-certificates.ts";
 import { createSubjectKeys } from "../src/adapters/crypto/subject-keys.ts";
 import { createHttpApp } from "../src/adapters/http/app.ts";
 import { openApiDocument } from "../src/adapters/http/openapi.ts";
@@ -33,6 +34,7 @@ export async function buildOpenApiDocument(version = packageVersion()) {
     ids: systemIds,
     cipher: await createAesGcmCipher(new Uint8Array(32)),
     subjects: await createSubjectKeys(new Uint8Array(32)),
+    certificates: createCertificateReader(),
     signal: { notify() {} },
     policy: { allowHttpUrls: false, allowPrivateNetworks: false },
   };

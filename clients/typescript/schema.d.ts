@@ -3372,6 +3372,7 @@ export interface components {
              * @enum {string}
              */
             ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
             /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
             held: number;
             /**
@@ -3391,6 +3392,30 @@ export interface components {
          */
         EventFilter: {
             [key: string]: unknown;
+        } | null;
+        /** @description The client certificate presented when the receiver asks for one (mutual TLS), or null. Its private key is never shown. */
+        ClientCertificate: {
+            /** @example CN=herald.example.com, O=Example */
+            subject: string;
+            /** @example CN=Receiver Client CA */
+            issuer: string;
+            /**
+             * Format: date-time
+             * @description Start of the validity period.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            not_before: string;
+            /**
+             * Format: date-time
+             * @description End of the validity period: after it the receiver refuses the certificate; replace it before.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            not_after: string;
+            /**
+             * @description SHA-256 of the certificate's DER, lowercase hex pairs joined by colons.
+             * @example 39:b5:bf:da:fe:ab:d3:04:69:cd:a6:87:d6:a3:cb:4f:b8:40:ff:49:95:37:a2:16:55:a6:d4:5c:1f:39:61:00
+             */
+            fingerprint_sha256: string;
         } | null;
         CreateWebhookRequest: {
             /**
@@ -3440,6 +3465,25 @@ export interface components {
              * @enum {string}
              */
             ordering?: "none" | "fifo";
+            /** @description A client certificate Herald presents when the receiver asks for one (mutual TLS). The key is never shown again; answers show the certificate's facts (`client_certificate`). */
+            client_certificate?: {
+                /**
+                 * @description The client certificate in PEM, followed by any intermediate certificates (not the root), at most 16384 characters. Must be valid now, match `private_key`, and allow client authentication when it lists extended key usages.
+                 * @example -----BEGIN CERTIFICATE-----
+                 *     MIIB...
+                 *     -----END CERTIFICATE-----
+                 */
+                certificate: string;
+                /**
+                 * @description Its private key in PEM (PKCS #8, PKCS #1 or SEC 1; RSA, EC or Ed25519), at most 8192 characters. Sealed at rest (AES-256-GCM under HERALD_MASTER_KEY) and never shown again.
+                 * @example -----BEGIN PRIVATE KEY-----
+                 *     MIGH...
+                 *     -----END PRIVATE KEY-----
+                 */
+                private_key: string;
+                /** @description Only for an encrypted private key: Herald decrypts the key with it once and keeps the key sealed, not the passphrase. */
+                passphrase?: string;
+            } | null;
         };
         WebhookList: {
             data: components["schemas"]["Webhook"][];
@@ -3504,6 +3548,7 @@ export interface components {
              * @enum {string}
              */
             ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
             /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
             held: number;
         };
@@ -3565,6 +3610,7 @@ export interface components {
              * @enum {string}
              */
             ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
             /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
             held: number;
             /**
@@ -3623,6 +3669,25 @@ export interface components {
              * @enum {string}
              */
             ordering?: "none" | "fifo";
+            /** @description A client certificate Herald presents when the receiver asks for one (mutual TLS). The key is never shown again; answers show the certificate's facts (`client_certificate`). */
+            client_certificate?: {
+                /**
+                 * @description The client certificate in PEM, followed by any intermediate certificates (not the root), at most 16384 characters. Must be valid now, match `private_key`, and allow client authentication when it lists extended key usages.
+                 * @example -----BEGIN CERTIFICATE-----
+                 *     MIIB...
+                 *     -----END CERTIFICATE-----
+                 */
+                certificate: string;
+                /**
+                 * @description Its private key in PEM (PKCS #8, PKCS #1 or SEC 1; RSA, EC or Ed25519), at most 8192 characters. Sealed at rest (AES-256-GCM under HERALD_MASTER_KEY) and never shown again.
+                 * @example -----BEGIN PRIVATE KEY-----
+                 *     MIGH...
+                 *     -----END PRIVATE KEY-----
+                 */
+                private_key: string;
+                /** @description Only for an encrypted private key: Herald decrypts the key with it once and keeps the key sealed, not the passphrase. */
+                passphrase?: string;
+            } | null;
         };
         RotateSecretRequest: {
             /**

@@ -1,6 +1,6 @@
 import type { DispatchSignal } from "./ports/sending.ts";
 import type { Repositories } from "./ports/store.ts";
-import type { Clock, Ids, SecretCipher, SubjectKeys } from "./ports/system.ts";
+import type { CertificateReader, Clock, Ids, SecretCipher, SubjectKeys } from "./ports/system.ts";
 import type { Tracing } from "./ports/tracing.ts";
 
 /** What the use cases need, built once in the entry point. */
@@ -11,6 +11,8 @@ export interface AppDeps {
   cipher: SecretCipher;
   /** Keyed hashes of recipients, stored on events so erasure finds them by index (ADR 15). */
   subjects: SubjectKeys;
+  /** Reads and checks endpoints' client certificates and keys (ADR 22). */
+  certificates: CertificateReader;
   signal: DispatchSignal;
   /** Spans of each publish and its fan-out (ADR 24); null or absent when tracing is off. */
   tracing?: Tracing | null;

@@ -1,4 +1,12 @@
 import {
+  type ClientCertificateInput,
+  certificateBlocks,
+  clientCertificateShapeIssues,
+  clientCertificateTimeIssues,
+  privateKeyBlock,
+  type StoredClientCertificate,
+} from "../domain/client-certificate.ts";
+import {
   headerInputIssues,
   headerSetIssues,
   mergeHeaders,
@@ -42,6 +50,8 @@ export interface EndpointInput {
   rateLimit?: RateLimit | null | undefined;
   /** Absent: "none". */
   ordering?: Ordering | undefined;
+  /** A client certificate and key to present to the receiver (mutual TLS); null or absent: none. */
+  clientCertificate?: ClientCertificateInput | null | undefined;
 }
 
 export interface EndpointChange {
@@ -57,6 +67,8 @@ export interface EndpointChange {
   /** null removes the limit. */
   rateLimit?: RateLimit | null | undefined;
   ordering?: Ordering | undefined;
+  /** A new client certificate and key (replacing any); null removes it; absent keeps it. */
+  clientCertificate?: ClientCertificateInput | null | undefined;
 }
 
 /**
@@ -160,6 +172,37 @@ export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
     );
   };
 
+  /**
+   * A client certificate checked and ready to store (ADR 22): PEM shape, the certificate and key read
+   * (an encrypted key decrypted with its passphrase), the key matching the certificate, valid now, and
+   * an https:// URL to present it on. The key is sealed like a secret; the passphrase is not kept.
+   */
+  const readCertificate = async (
+    input: ClientCertificateInput,
+    url: string,
+  ): Promise<StoredClientCertificate> => {
+    const path = "client_certificate";
+    const shape = clientCertificateShapeIssues(input, path);
+    if (shape.length) throw invalid(shape);
+    // Only the PEM blocks are read and kept (shape checked above: one key, at least one certificate).
+    const read = deps.certificates.read(
+      { ...input, privateKey: privateKeyBlock(input.privateKey) ?? input.privateKey },
+      path,
+    );
+    if (!read.ok) throw invalid(read.issues);
+    const time = clientCertificateTimeIssues(read.facts, clock.now(), path);
+    if (time.length) throw invalid(time);
+    if (!url.startsWith("https://"))
+      throw invalid([
+        { path, message: "needs an https:// endpoint URL: it is presented in the TLS handshake" },
+      ]);
+    return {
+      ...read.facts,
+      certificate: `${certificateBlocks(input.certificate).join("\n")}\n`,
+      sealedKey: await cipher.seal(read.privateKey),
+    };
+  };
+
   const checkRateLimit = (limit: RateLimit | null | undefined) => {
     const issues = limit ? rateLimitIssues(limit) : [];
     if (issues.length) throw invalid(issues.map((message) => ({ path: "rate_limit", message })));
@@ -212,7 +255,23 @@ export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
       filter: change.filter,
       rateLimit: change.rateLimit,
       ordering: change.ordering,
+      clientCertificate: change.clientCertificate
+        ? await readCertificate(change.clientCertificate, change.url ?? current.url)
+        : change.clientCertificate,
     };
+    if (
+      change.url?.startsWith("http://") &&
+      change.clientCertificate === undefined &&
+      current.clientCertificate !== null
+    ) {
+      throw invalid([
+        {
+          path: "url",
+          message:
+            "must be https:// while the endpoint has a client certificate (remove it with client_certificate: null in the same request)",
+        },
+      ]);
+    }
     let secret: string | null = null;
     const kind = change.signatureScheme === undefined ? undefined : keyKind(change.signatureScheme);
     if (kind !== undefined && kind !== keyKind(current.signatureScheme)) {
@@ -253,6 +312,9 @@ export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
       checkRateLimit(input.rateLimit);
       const now = clock.now();
       const signatureScheme = input.signatureScheme ?? DEFAULT_SIGNATURE_SCHEME;
+      const clientCertificate = input.clientCertificate
+        ? await readCertificate(input.clientCertificate, input.url)
+        : null;
       const key = await issueKey(keyKind(signatureScheme));
       const endpoint: Endpoint = {
         id: ids.uuid(),
@@ -276,6 +338,7 @@ export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
         filter: input.filter ?? null,
         rateLimit: input.rateLimit ?? null,
         ordering: input.ordering ?? "none",
+        clientCertificate,
       };
       await repos.endpoints.insert(endpoint);
       return { endpoint, secret: key.shown };

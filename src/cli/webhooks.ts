@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { EventFilter, EventType, PublishEvent, Webhook } from "../../clients/typescript/client.ts";
 import { connectApi, listPages } from "./api.ts";
 import {
@@ -50,6 +51,7 @@ function printWebhook(io: Io, w: Webhook): void {
       Object.keys(w.headers).length ? Object.entries(w.headers).map(([n, mask]) => `${n}: ${mask}`) : null,
     ],
     ["filter", w.filter === null ? "none (every event)" : JSON.stringify(w.filter)],
+    ["client certificate", clientCertificateLines(w.client_certificate)],
     ["created", timeWithAge(w.created_at)],
     ["updated", timeWithAge(w.updated_at)],
   ]);
@@ -73,6 +75,61 @@ function filterOption(command: Command, text: string): EventFilter {
   return value as EventFilter;
 }
 
+/** A client certificate's facts for people: subject, issuer, validity, fingerprint; never the key. */
+function clientCertificateLines(c: Webhook["client_certificate"]): string {
+  if (c === null) return "none";
+  const expired = Date.parse(c.not_after) <= Date.now() ? " (EXPIRED)" : "";
+  return `${c.subject}; issued by ${c.issuer}; valid until ${c.not_after}${expired}; sha256 ${c.fingerprint_sha256}`;
+}
+
+/** The environment variable an encrypted --client-key's passphrase is read from (never an argument). */
+const PASSPHRASE_ENV = "HERALD_CLIENT_KEY_PASSPHRASE";
+
+/**
+ * --client-cert FILE and --client-key FILE: the PEM texts for the API (which checks them and answers
+ * 422 naming the field), with the passphrase of an encrypted key from HERALD_CLIENT_KEY_PASSPHRASE.
+ */
+function clientCertificateOption(
+  command: Command,
+  io: Io,
+  certFile: string | undefined,
+  keyFile: string | undefined,
+): { certificate: string; private_key: string; passphrase?: string } | undefined {
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined)
+    throw usageError(
+      command,
+      "--client-cert and --client-key go together (the certificate and its private key)",
+    );
+  const read = (flag: string, file: string) => {
+    try {
+      return readFileSync(file, "utf8");
+    } catch (e) {
+      throw usageError(
+        command,
+        `${flag}: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? "error"})`,
+      );
+    }
+  };
+  const passphrase = io.env[PASSPHRASE_ENV];
+  return {
+    certificate: read("--client-cert", certFile),
+    private_key: read("--client-key", keyFile),
+    ...(passphrase ? { passphrase } : {}),
+  };
+}
+
+const CLIENT_CERT_OPTIONS: [string, string][] = [
+  [
+    "--client-cert FILE",
+    "PEM client certificate (then intermediates) presented when the receiver asks for one (mutual TLS)",
+  ],
+  [
+    "--client-key FILE",
+    `Its PEM private key, stored encrypted and never shown again; an encrypted key's passphrase is read from ${PASSPHRASE_ENV}`,
+  ],
+];
+
 const FILTER_HELP =
   'Deliver only events matching this MongoDB-style query over the envelope, e.g. \'{"data.channel":"email"}\' (see docs/adr/0014-payload-filters.md)';
 
@@ -93,7 +150,7 @@ function printSecret(io: Io, secret: string, w: Pick<Webhook, "public_key">): vo
 const create: Command = {
   name: "webhooks create",
   usage:
-    "--url URL --events TYPE[,TYPE...] [--description TEXT] [--header NAME=VALUE]... [--signature-scheme SCHEME] [--filter JSON] [--rate-limit N/s|N/m] [--ordering fifo] [--json]",
+    "--url URL --events TYPE[,TYPE...] [--description TEXT] [--header NAME=VALUE]... [--signature-scheme SCHEME] [--filter JSON] [--rate-limit N/s|N/m] [--ordering fifo] [--client-cert FILE --client-key FILE] [--json]",
   summary: "Register an endpoint for the listed event types; prints its signing secret once.",
   details:
     "The URL must be https:// unless the server runs with HERALD_ALLOW_HTTP_URLS=true (local development). Custom header values are stored encrypted and shown as ******** from then on.",
@@ -109,6 +166,7 @@ const create: Command = {
     ["--filter JSON", FILTER_HELP],
     ["--rate-limit N/s|N/m", "At most N deliveries per second (5/s) or per minute (300/m); more wait"],
     ["--ordering fifo", "Deliver events in the order they were accepted, one at a time (default none)"],
+    ...CLIENT_CERT_OPTIONS,
     JSON_OPTION,
   ],
   examples: [
@@ -130,6 +188,8 @@ const create: Command = {
       filter: { type: "string" },
       "rate-limit": { type: "string" },
       ordering: { type: "string" },
+      "client-cert": { type: "string" },
+      "client-key": { type: "string" },
     });
     positionals(this, rest, []);
     const events = splitList(values.events);
@@ -152,6 +212,7 @@ const create: Command = {
             rateLimit === undefined ? undefined : rateLimitArg(this, "--rate-limit", rateLimit, false),
           ordering:
             values.ordering === undefined ? undefined : orderingArg(this, "--ordering", values.ordering),
+          client_certificate: clientCertificateOption(this, io, values["client-cert"], values["client-key"]),
         },
       }),
     );
@@ -266,9 +327,9 @@ const enable = showOne(
 
 const update: Command = {
   name: "webhooks update",
-  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--header NAME=VALUE]... [--remove-header NAME]... [--signature-scheme SCHEME] [--filter JSON] [--rate-limit N/s|N/m|none] [--ordering fifo|none] [--enable | --disable] [--json]`,
+  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--header NAME=VALUE]... [--remove-header NAME]... [--signature-scheme SCHEME] [--filter JSON] [--rate-limit N/s|N/m|none] [--ordering fifo|none] [--client-cert FILE --client-key FILE | --remove-client-cert] [--enable | --disable] [--json]`,
   summary:
-    "Change an endpoint's URL, event types, description, custom headers, signature scheme, filter, rate limit, ordering or state.",
+    "Change an endpoint's URL, event types, description, custom headers, signature scheme, filter, rate limit, ordering, client certificate or state.",
   options: [
     ["--url URL", "A new URL"],
     ["--events TYPES", "Replace the event types (comma-separated, repeatable)"],
@@ -282,6 +343,8 @@ const update: Command = {
     ["--filter JSON", "Replace the payload filter (a JSON object); --filter null removes it"],
     ["--rate-limit N/s|N/m|none", "A new rate limit (5/s, 300/m), or none to remove it"],
     ["--ordering fifo|none", "fifo: one at a time, in acceptance order; none: no order"],
+    ...CLIENT_CERT_OPTIONS.map(([o, h]): [string, string] => [o, `${h} (replaces the current one)`]),
+    ["--remove-client-cert", "Stop presenting a client certificate; its key is deleted"],
     ["--enable", "Enable the endpoint"],
     ["--disable", "Disable it (disabled_reason: manual); its new events are recorded as skipped"],
     JSON_OPTION,
@@ -305,8 +368,14 @@ const update: Command = {
       header: { type: "string", multiple: true },
       "remove-header": { type: "string", multiple: true },
       "signature-scheme": { type: "string" },
+      "client-cert": { type: "string" },
+      "client-key": { type: "string" },
+      "remove-client-cert": { type: "boolean", default: false },
     });
     const [id] = positionals(this, rest, [ID]);
+    const certificate = clientCertificateOption(this, io, values["client-cert"], values["client-key"]);
+    if (certificate && values["remove-client-cert"])
+      throw usageError(this, "--client-cert and --remove-client-cert exclude each other");
     if (values.enable && values.disable) throw usageError(this, "--enable and --disable exclude each other");
     const set = headerPairs(this, values.header);
     const removed = values["remove-header"] ?? [];
@@ -332,11 +401,12 @@ const update: Command = {
           ? undefined
           : rateLimitArg(this, "--rate-limit", values["rate-limit"], true),
       ordering: values.ordering === undefined ? undefined : orderingArg(this, "--ordering", values.ordering),
+      client_certificate: values["remove-client-cert"] ? null : certificate,
     };
     if (Object.values(body).every((v) => v === undefined)) {
       throw usageError(
         this,
-        "nothing to change: give --url, --events, --description, --header, --remove-header, --signature-scheme, --filter, --rate-limit, --ordering, --enable or --disable",
+        "nothing to change: give --url, --events, --description, --header, --remove-header, --signature-scheme, --filter, --rate-limit, --ordering, --client-cert, --remove-client-cert, --enable or --disable",
       );
     }
     const api = connectApi(io, deps);

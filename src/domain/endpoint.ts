@@ -1,3 +1,4 @@
+import type { StoredClientCertificate } from "./client-certificate.ts";
 import type { EventType } from "./event-catalog.ts";
 import type { EventFilter } from "./event-filter.ts";
 import type { RateLimit } from "./rate-limit.ts";
@@ -54,6 +55,8 @@ export interface Endpoint {
   rateLimit: RateLimit | null;
   /** "fifo": its events arrive in the order Herald accepted them, one at a time (ADR 16). */
   ordering: Ordering;
+  /** Presented when the receiver asks for a client certificate (mutual TLS, ADR 22); null for none. */
+  clientCertificate: StoredClientCertificate | null;
 }
 
 export const ORDERINGS = ["none", "fifo"] as const;

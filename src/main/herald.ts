@@ -1,4 +1,5 @@
 import { createAesGcmCipher } from "../adapters/crypto/aes-gcm-cipher.ts";
+import { createCertificateReader } from "../adapters/crypto/client-certificates.ts";
 import { loadMasterKey } from "../adapters/crypto/master-key.ts";
 import { createSubjectKeys } from "../adapters/crypto/subject-keys.ts";
 import { createHttpApp } from "../adapters/http/app.ts";
@@ -72,6 +73,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     ids: systemIds,
     cipher,
     subjects: await createSubjectKeys(masterKey),
+    certificates: createCertificateReader(),
     signal: { notify: (accepted) => dispatcher?.wake(accepted) },
     tracing: telemetry?.tracing ?? null,
     policy: { allowHttpUrls: config.allowHttpUrls, allowPrivateNetworks: config.allowPrivateNetworks },

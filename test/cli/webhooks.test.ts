@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Webhook, WebhookWithSecret } from "../../clients/typescript/client.ts";
 import { unwrap } from "../../clients/typescript/client.ts";
+import { ENCRYPTED_KEY_PASSPHRASE, testClientTls } from "../support/tls.ts";
 import { type CliHarness, cliHarness, receiverUrl } from "./helpers.ts";
 
 const SECRET = /whsec_[A-Za-z0-9+/]{43}=/;
@@ -647,5 +651,102 @@ describe("herald webhooks", () => {
     expect(missing.err).toEqual(["herald: --since is required; see npx herald webhooks recover --help"]);
     const junk = await cli.run(["webhooks", "recover", w.id, "--since", "last tuesday"]);
     expect(junk.code).toBe(2);
+  });
+});
+
+describe("webhooks: client certificate (mutual TLS)", () => {
+  it("create and update take --client-cert/--client-key files; --remove-client-cert drops it; the key is never printed", async () => {
+    const tls = await testClientTls();
+    const dir = mkdtempSync(join(tmpdir(), "herald-cli-mtls-"));
+    const file = (name: string, text: string) => {
+      writeFileSync(join(dir, name), text);
+      return join(dir, name);
+    };
+    try {
+      const cert = file("alice.crt", tls.alice.cert);
+      const key = file("alice.key", tls.alice.key);
+      const encrypted = file("alice-enc.key", tls.aliceEncryptedKey);
+      const bobCert = file("bob.crt", tls.bob.cert);
+      const bobKey = file("bob.key", tls.bob.key);
+      const cli = await cliHarness();
+      const made = await cli.run([
+        "webhooks",
+        "create",
+        "--url",
+        receiverUrl(),
+        "--events",
+        "message.delivered",
+        "--client-cert",
+        cert,
+        "--client-key",
+        key,
+      ]);
+      expect(made.code).toBe(0);
+      expect(made.stdout).toMatch(
+        /^client certificate +CN=alice; issued by CN=Herald Test Client CA clients; valid until \S+; sha256 [0-9a-f:]{95}$/m,
+      );
+      const [w] = (await unwrap(cli.client.GET("/api/v1/webhooks"))).data;
+      // An encrypted key: its passphrase from HERALD_CLIENT_KEY_PASSPHRASE, never an argument.
+      const missing = await cli.run([
+        "webhooks",
+        "update",
+        w!.id,
+        "--client-cert",
+        cert,
+        "--client-key",
+        encrypted,
+      ]);
+      expect(missing.code).toBe(1);
+      expect(missing.err.join("\n")).toContain("body.client_certificate.passphrase");
+      const withPass = await cli.run(
+        ["webhooks", "update", w!.id, "--client-cert", bobCert, "--client-key", bobKey, "--json"],
+        { HERALD_CLIENT_KEY_PASSPHRASE: "" },
+      );
+      expect(withPass.json<Webhook>().client_certificate?.subject).toBe("CN=bob");
+      const enc = await cli.run(
+        ["webhooks", "update", w!.id, "--client-cert", cert, "--client-key", encrypted],
+        {
+          HERALD_CLIENT_KEY_PASSPHRASE: ENCRYPTED_KEY_PASSPHRASE,
+        },
+      );
+      expect(enc.code).toBe(0);
+      expect(enc.stdout).toMatch(/^client certificate +CN=alice;/m);
+      const removed = await cli.run(["webhooks", "update", w!.id, "--remove-client-cert", "--json"]);
+      expect(removed.json<Webhook>().client_certificate).toBeNull();
+      // Usage errors: half a pair, an unreadable file, both a certificate and its removal.
+      const half = await cli.run(["webhooks", "update", w!.id, "--client-cert", cert]);
+      expect([half.code, half.err.join(" ")]).toEqual([2, expect.stringContaining("go together")]);
+      const unreadable = await cli.run([
+        "webhooks",
+        "update",
+        w!.id,
+        "--client-cert",
+        cert,
+        "--client-key",
+        join(dir, "nope"),
+      ]);
+      expect([unreadable.code, unreadable.err.join(" ")]).toEqual([
+        2,
+        expect.stringContaining("cannot read"),
+      ]);
+      const both = await cli.run([
+        "webhooks",
+        "update",
+        w!.id,
+        "--client-cert",
+        cert,
+        "--client-key",
+        key,
+        "--remove-client-cert",
+      ]);
+      expect(both.code).toBe(2);
+      for (const r of [made, missing, withPass, enc, removed, half, unreadable, both]) {
+        const all = `${r.stdout}\n${r.err.join("\n")}`;
+        expect(all).not.toContain("PRIVATE KEY");
+        expect(all).not.toContain(ENCRYPTED_KEY_PASSPHRASE);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -25,6 +25,7 @@ const endpoint: Endpoint = {
   updatedAt: t0,
   rateLimit: null,
   ordering: "none",
+  clientCertificate: null,
   failingSince: null,
   failingNotice: null,
   disabledAt: null,

@@ -12,6 +12,7 @@ import {
 } from "../support/herald-cli.ts";
 import { type HeraldProcess, type Runtime, startHerald, testRuntimes } from "../support/herald-process.ts";
 import { type HoldingReceiver, startHoldingReceiver } from "../support/holding-receiver.ts";
+import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { type FreshStore, freshStore } from "../support/store.ts";
 import { testTls } from "../support/tls.ts";
 
@@ -45,9 +46,10 @@ describe.each(RUNTIMES)("API suite against a real Herald server on %s", (runtime
   };
   let server: HeraldProcess | undefined;
   const holding: HoldingReceiver[] = [];
+  const receivers: Receiver[] = [];
 
   afterAll(async () => {
-    await Promise.allSettled(holding.map((h) => h.close()));
+    await Promise.allSettled([...holding, ...receivers].map((h) => h.close()));
     const code = await server?.stop(20_000);
     await store?.cleanup();
     if (!server) return;
@@ -80,6 +82,15 @@ describe.each(RUNTIMES)("API suite against a real Herald server on %s", (runtime
         const h = await startHoldingReceiver(tls);
         holding.push(h);
         return h;
+      },
+      async mtlsReceiver(clientCa) {
+        const r = await startReceiver({
+          tls: { ...tls, clientCa },
+          secrets: [],
+          behaviour: { kind: "respond", status: 200 },
+        });
+        receivers.push(r);
+        return r;
       },
       async newToken(scope) {
         if (fromCli && !scope?.tenantId) {

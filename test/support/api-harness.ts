@@ -1,5 +1,6 @@
 import { createHeraldClient, type HeraldClient } from "../../clients/typescript/client.ts";
 import { createAesGcmCipher } from "../../src/adapters/crypto/aes-gcm-cipher.ts";
+import { createCertificateReader } from "../../src/adapters/crypto/client-certificates.ts";
 import { createSubjectKeys } from "../../src/adapters/crypto/subject-keys.ts";
 import { createHttpApp } from "../../src/adapters/http/app.ts";
 import type { HttpApp, HttpDeps } from "../../src/adapters/http/env.ts";
@@ -97,6 +98,7 @@ export async function makeApiHarness(options: ApiHarnessOptions = {}): Promise<A
     ids: systemIds,
     cipher: await createAesGcmCipher(crypto.getRandomValues(new Uint8Array(32))),
     subjects: await createSubjectKeys(crypto.getRandomValues(new Uint8Array(32))),
+    certificates: createCertificateReader(),
     signal,
     policy: {
       allowHttpUrls: options.allowHttpUrls ?? false,

@@ -1,4 +1,5 @@
 import { createAesGcmCipher } from "../../src/adapters/crypto/aes-gcm-cipher.ts";
+import { createCertificateReader } from "../../src/adapters/crypto/client-certificates.ts";
 import { createSubjectKeys } from "../../src/adapters/crypto/subject-keys.ts";
 import { createMemoryRepositories } from "../../src/adapters/memory/repositories.ts";
 import { deliveryUseCases } from "../../src/app/deliveries.ts";
@@ -162,6 +163,7 @@ export async function engineHarness(
     ids,
     cipher,
     subjects: await createSubjectKeys(crypto.getRandomValues(new Uint8Array(32))),
+    certificates: createCertificateReader(),
     signal: {
       notify: (accepted) => {
         wakes++;

@@ -116,11 +116,18 @@ export interface ReceivedRequest {
   sni: string | null;
   /** What the receiver did with it. */
   behaviour: Behaviour;
+  /** The subject CN of the client certificate the connection presented (mutual TLS); null for none. */
+  clientCertificate: string | null;
 }
 
 export interface ReceiverOptions {
   /** Serve HTTPS with this certificate (e.g. from testTls()); plain HTTP when absent. */
-  tls?: { cert: string; key: string };
+  tls?: {
+    cert: string;
+    key: string;
+    /** Require a client certificate signed by this CA (PEM): mutual TLS, as a receiver that demands it does. */
+    clientCa?: string;
+  };
   /** Secrets a request may be signed with; any one of them verifying is enough. */
   secrets: string[];
   /** Initial behaviour, fixed or per request; default `behaviours.verify`. */
@@ -237,6 +244,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
         receivedAt: new Date(),
         connectionId: connectionIds.get(req.socket) ?? 0,
         sni: sniOf(req.socket),
+        clientCertificate: peerName(req.socket),
       };
       const chosen = typeof behaviour === "function" ? behaviour(partial) : behaviour;
       requests.push({ ...partial, behaviour: chosen });
@@ -279,7 +287,16 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
   };
 
   const server = options.tls
-    ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, handler)
+    ? https.createServer(
+        {
+          cert: options.tls.cert,
+          key: options.tls.key,
+          ...(options.tls.clientCa === undefined
+            ? {}
+            : { ca: options.tls.clientCa, requestCert: true, rejectUnauthorized: true }),
+        },
+        handler,
+      )
     : http.createServer(handler);
   server.on("connection", (socket: Socket) => {
     connections += 1;
@@ -370,4 +387,11 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
       await stopped;
     },
   };
+}
+
+/** The subject CN of the client certificate a TLS connection presented, or null. */
+function peerName(socket: Socket): string | null {
+  const tls = socket as Socket & { getPeerCertificate?: () => { subject?: { CN?: string } } };
+  const cn = tls.getPeerCertificate?.()?.subject?.CN;
+  return typeof cn === "string" ? cn : null;
 }

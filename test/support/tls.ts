@@ -116,3 +116,169 @@ async function generate(name: string): Promise<TestTls> {
     key: readFileSync(p("server.key"), "utf8"),
   };
 }
+
+/** A client certificate and its key, as PEM text (generated at test time; test-only, never committed). */
+export interface TestClientIdentity {
+  cert: string;
+  key: string;
+}
+
+/** A CA for client certificates and identities: signed by it, expired, self-signed, and an encrypted key. */
+export interface TestClientTls {
+  caCertPath: string;
+  /** PEM of the CA that signs client certificates: a receiver requiring mutual TLS trusts this. */
+  caCert: string;
+  /** Two client certificates signed by the CA (CN=alice, CN=bob), clientAuth usage. */
+  alice: TestClientIdentity;
+  bob: TestClientIdentity;
+  /** Signed by the CA, valid 2020-01-01 to 2020-01-02. */
+  expired: TestClientIdentity;
+  /** Self-signed (CN=mallory): a receiver trusting only the CA refuses it. */
+  mallory: TestClientIdentity;
+  /** alice's key, PKCS #8 encrypted with ENCRYPTED_KEY_PASSPHRASE. */
+  aliceEncryptedKey: string;
+}
+
+export const ENCRYPTED_KEY_PASSPHRASE = "test-only passphrase";
+const clientCache = new Map<string, Promise<TestClientTls>>();
+
+/** A client CA and identities (see TestClientTls), generated with the openssl CLI once per name and process. */
+export function testClientTls(name = "clients"): Promise<TestClientTls> {
+  let pending = clientCache.get(name);
+  if (!pending) {
+    pending = generateClients(name);
+    clientCache.set(name, pending);
+    pending.catch(() => clientCache.delete(name));
+  }
+  return pending;
+}
+
+async function generateClients(name: string): Promise<TestClientTls> {
+  const dir = mkdtempSync(join(tmpdir(), `herald-mtls-${name}-`));
+  dirs.push(dir);
+  const p = (f: string) => join(dir, f);
+  const openssl = async (...args: string[]) => {
+    try {
+      await run("openssl", args, { cwd: dir });
+    } catch (e) {
+      const err = e as Error & { stderr?: string };
+      throw new Error(`openssl ${args[0]} failed: ${err.stderr ?? err.message}`);
+    }
+  };
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  await openssl(
+    "req",
+    "-x509",
+    ...ec,
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+    "-days",
+    "7",
+    "-subj",
+    `/CN=Herald Test Client CA ${name}`,
+    "-addext",
+    "basicConstraints=critical,CA:TRUE",
+    "-addext",
+    "keyUsage=critical,keyCertSign,cRLSign",
+  );
+  writeFileSync(p("client.ext"), "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n");
+  writeFileSync(
+    p("ca.cnf"),
+    [
+      "[ca]",
+      "default_ca = test",
+      "[test]",
+      `database = ${p("index.txt")}`,
+      `new_certs_dir = ${dir}`,
+      `serial = ${p("serial")}`,
+      "default_md = sha256",
+      "policy = any",
+      "unique_subject = no",
+      "[any]",
+      "commonName = supplied",
+      "",
+    ].join("\n"),
+  );
+  writeFileSync(p("index.txt"), "");
+  writeFileSync(p("serial"), "1000\n");
+  const signed = async (cn: string) => {
+    await openssl("req", ...ec, "-keyout", `${cn}.key`, "-out", `${cn}.csr`, "-subj", `/CN=${cn}`);
+    await openssl(
+      "x509",
+      "-req",
+      "-in",
+      `${cn}.csr`,
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      `${cn}.crt`,
+      "-days",
+      "7",
+      "-extfile",
+      "client.ext",
+    );
+  };
+  await signed("alice");
+  await signed("bob");
+  await openssl("req", ...ec, "-keyout", "expired.key", "-out", "expired.csr", "-subj", "/CN=expired");
+  await openssl(
+    "ca",
+    "-batch",
+    "-config",
+    "ca.cnf",
+    "-cert",
+    "ca.crt",
+    "-keyfile",
+    "ca.key",
+    "-in",
+    "expired.csr",
+    "-out",
+    "expired.crt",
+    "-startdate",
+    "20200101000000Z",
+    "-enddate",
+    "20200102000000Z",
+    "-notext",
+  );
+  await openssl(
+    "req",
+    "-x509",
+    ...ec,
+    "-keyout",
+    "mallory.key",
+    "-out",
+    "mallory.crt",
+    "-days",
+    "7",
+    "-subj",
+    "/CN=mallory",
+  );
+  await openssl(
+    "pkcs8",
+    "-topk8",
+    "-in",
+    "alice.key",
+    "-out",
+    "alice-encrypted.key",
+    "-v2",
+    "aes-256-cbc",
+    "-passout",
+    `pass:${ENCRYPTED_KEY_PASSPHRASE}`,
+  );
+  const read = (f: string) => readFileSync(p(f), "utf8");
+  const identity = (cn: string) => ({ cert: read(`${cn}.crt`), key: read(`${cn}.key`) });
+  return {
+    caCertPath: p("ca.crt"),
+    caCert: read("ca.crt"),
+    alice: identity("alice"),
+    bob: identity("bob"),
+    expired: identity("expired"),
+    mallory: identity("mallory"),
+    aliceEncryptedKey: read("alice-encrypted.key"),
+  };
+}

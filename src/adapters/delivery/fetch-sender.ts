@@ -2,6 +2,7 @@ import type { DeliveryRequest, Sender } from "../../app/ports/sending.ts";
 import type { SendOutcome } from "../../domain/delivery.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
 import { DeadlineQueue } from "./deadlines.ts";
+import { fetchClientCertificates, type Presented } from "./fetch-client-certificates.ts";
 import { BLOCKED_ADDRESS_CODE, type Resolve, resolveChecked, systemResolve } from "./guarded-lookup.ts";
 import {
   deliveryHeaders,
@@ -49,6 +50,8 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
   const inFlight = new Set<Promise<SendOutcome>>();
   const deadlines = new DeadlineQueue(options.timeoutMs);
   let closed = false;
+  // Endpoints with a client certificate (ADR 22): presented the runtime's way.
+  const certificates = fetchClientCertificates();
 
   async function attempt(req: DeliveryRequest): Promise<SendOutcome> {
     const start = performance.now();
@@ -65,6 +68,9 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
           isBlocked: options.allowPrivateNetworks ? () => false : isBlocked,
           ca: options.ca,
           timeoutMs: options.timeoutMs,
+          // A new tunnel and TLS session per delivery: the client certificate needs no pool of its own.
+          cert: req.clientCertificate?.certificate,
+          key: req.clientCertificate?.key,
         });
         return responseOutcome({
           ...answer,
@@ -75,7 +81,8 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
       });
     }
 
-    return underDeadline(deadlines, start, async (x) => {
+    let presented: Presented | null = null;
+    const sent = underDeadline(deadlines, start, async (x) => {
       if (!options.allowPrivateNetworks) {
         if (isIpLiteral(url.hostname)) {
           if (isBlocked(url.hostname)) return failureOutcome("blocked_address", elapsed(start));
@@ -94,7 +101,9 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
           }
         }
       }
+      presented = req.clientCertificate ? certificates.present(req.clientCertificate) : null;
       const res = await fetch(url, {
+        ...presented?.init,
         method: "POST",
         headers: await deliveryHeaders(req, options.userAgent),
         body: req.body,
@@ -117,6 +126,7 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
         now: new Date(),
       });
     });
+    return sent.finally(() => (presented as Presented | null)?.release());
   }
 
   return {
@@ -130,6 +140,7 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
     async close() {
       closed = true;
       await Promise.allSettled([...inFlight]);
+      await certificates.close();
     },
   };
 }

@@ -45,6 +45,9 @@ export interface TunnelOptions {
   ca?: string | undefined;
   /** Limit for opening the tunnel: proxy connect, CONNECT answer and the TLS handshake. */
   timeoutMs: number;
+  /** The endpoint's client certificate (PEM chain) and plain key, presented inside the tunnel (ADR 22). */
+  cert?: string | undefined;
+  key?: string | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -138,6 +141,7 @@ async function tunnelTo(
       ...(isIpLiteral(target.hostname) ? {} : { servername: target.hostname }),
       ALPNProtocols: ["http/1.1"],
       ...(o.ca !== undefined ? { ca: o.ca } : {}),
+      ...(o.cert !== undefined && o.key !== undefined ? { cert: o.cert, key: o.key } : {}),
     });
     current = secure;
     await settled(secure, "secureConnect");

@@ -1,13 +1,20 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { LookupFunction } from "node:net";
 import { Agent, type Dispatcher } from "undici";
-import type { DeliveryRequest, Sender } from "../../app/ports/sending.ts";
+import type { ClientIdentity, DeliveryRequest, Sender } from "../../app/ports/sending.ts";
 import type { SendOutcome } from "../../domain/delivery.ts";
 import { signedHeaders } from "../../domain/signature-scheme.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
 import { classifyFailure } from "./classify.ts";
+import {
+  type ConnectOptions,
+  identityAgent,
+  reportingRefusals,
+  reportingTlsAlerts,
+} from "./client-identities.ts";
 import { DeadlineQueue } from "./deadlines.ts";
 import { createGuardedLookup, type Resolve, systemResolve } from "./guarded-lookup.ts";
+import { IdentityPools } from "./identity-pools.ts";
 import { nodeEd25519 } from "./node-ed25519.ts";
 import { nodeHmac } from "./node-hmac.ts";
 import {
@@ -73,26 +80,32 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
   };
-  const agent = new Agent({
-    ...pool,
-    connect: {
-      timeout: options.timeoutMs,
-      lookup,
-      ...(options.ca !== undefined ? { ca: options.ca } : {}),
-    },
-  });
+  const connect: ConnectOptions = {
+    timeout: options.timeoutMs,
+    lookup,
+    ...(options.ca !== undefined ? { ca: options.ca } : {}),
+  };
+  const agent = new Agent({ ...pool, connect: reportingTlsAlerts(connect) });
+  // Endpoints with a client certificate: an Agent per identity, made like this one (ADR 22).
+  const identities = new IdentityPools((identity) => identityAgent({ ...pool, connect }, identity));
   const route = options.proxy ?? null;
-  const proxied = route
-    ? new Agent({
-        ...pool,
-        connect: tunnelConnector({
-          proxy: route.proxy,
-          resolve,
-          isBlocked,
-          ca: options.ca,
-          timeoutMs: options.timeoutMs,
-        }),
-      })
+  // Through the egress proxy (ADR 21): the same, each connection a tunnel to the address Herald checked,
+  // the client certificate (if any) presented inside it.
+  const tunnel = (identity?: ClientIdentity) =>
+    tunnelConnector({
+      proxy: route!.proxy,
+      resolve,
+      isBlocked,
+      ca: options.ca,
+      timeoutMs: options.timeoutMs,
+      cert: identity?.certificate,
+      key: identity?.key,
+    });
+  const proxied = route ? new Agent({ ...pool, connect: reportingRefusals(tunnel(), false) }) : null;
+  const proxiedIdentities = route
+    ? new IdentityPools(
+        (identity) => new Agent({ ...pool, connect: reportingRefusals(tunnel(identity), true) }),
+      )
     : null;
   const deadlines = new DeadlineQueue(options.timeoutMs);
   const targets = new Map<string, Target>();
@@ -125,7 +138,10 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
       const exchange = new Exchange(start, done);
       exchange.deadline = deadlines.watch(() => exchange.timeout());
       try {
-        t.agent.dispatch(
+        const dispatcher = req.clientCertificate
+          ? (t.agent === agent ? identities : proxiedIdentities!).get(req.clientCertificate)
+          : t.agent;
+        dispatcher.dispatch(
           { origin: t.origin, path: t.path, method: "POST", headers, body: req.body },
           exchange,
         );
@@ -138,7 +154,7 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
   return {
     send,
     async close() {
-      await Promise.all([agent.close(), proxied?.close()]);
+      await Promise.all([agent.close(), proxied?.close(), identities.close(), proxiedIdentities?.close()]);
     },
   };
 }

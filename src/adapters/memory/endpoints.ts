@@ -14,6 +14,7 @@ const endpointCopy = (e: Endpoint): Endpoint => ({
   headers: e.headers.map((h) => ({ ...h })),
   filter: e.filter === null ? null : structuredClone(e.filter),
   rateLimit: e.rateLimit && { ...e.rateLimit },
+  clientCertificate: e.clientCertificate && { ...e.clientCertificate },
 });
 
 export class MemoryEndpoints implements EndpointRepository {

@@ -41,6 +41,19 @@ export interface EndpointDoc {
   failing_notice?: Date | null;
   disabled_at?: Date | null;
   disabled_notice?: Date | null;
+  /** Mutual TLS (ADR 22); absent on endpoints stored before it existed: none. */
+  client_certificate?: ClientCertificateDoc | null;
+}
+
+/** A client certificate: the PEM chain and its facts in clear, the private key sealed. */
+export interface ClientCertificateDoc {
+  certificate: string;
+  sealed_key: string;
+  subject: string;
+  issuer: string;
+  not_before: Date;
+  not_after: Date;
+  fingerprint: string;
 }
 
 export type RateLimitDoc = { per_second: number } | { per_minute: number };

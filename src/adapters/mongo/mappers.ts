@@ -1,6 +1,7 @@
 import type { EndpointPatch } from "../../app/ports/endpoints.ts";
 import type { StoredEvent } from "../../app/ports/events.ts";
 import type { IdempotencyRecord, TokenRecord } from "../../app/ports/tokens.ts";
+import type { StoredClientCertificate } from "../../domain/client-certificate.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import type { Endpoint, StoredHeader, StoredSecret } from "../../domain/endpoint.ts";
 import type { EventFilter } from "../../domain/event-filter.ts";
@@ -8,6 +9,7 @@ import type { RateLimit } from "../../domain/rate-limit.ts";
 import { shardOf } from "../../domain/shards.ts";
 import { DEFAULT_SIGNATURE_SCHEME } from "../../domain/signature-scheme.ts";
 import type {
+  ClientCertificateDoc,
   DeliveryDoc,
   EndpointDoc,
   EventDoc,
@@ -33,6 +35,29 @@ const rateLimitFromDoc = (d: RateLimitDoc | null | undefined): RateLimit | null 
       ? { count: d.per_second, per: "second" }
       : { count: d.per_minute, per: "minute" };
 
+const certificateToDoc = (c: StoredClientCertificate | null): ClientCertificateDoc | null =>
+  c && {
+    certificate: c.certificate,
+    sealed_key: c.sealedKey,
+    subject: c.subject,
+    issuer: c.issuer,
+    not_before: c.notBefore,
+    not_after: c.notAfter,
+    fingerprint: c.fingerprint,
+  };
+const certificateFromDoc = (d: ClientCertificateDoc | null | undefined): StoredClientCertificate | null =>
+  d
+    ? {
+        certificate: d.certificate,
+        sealedKey: d.sealed_key,
+        subject: d.subject,
+        issuer: d.issuer,
+        notBefore: d.not_before,
+        notAfter: d.not_after,
+        fingerprint: d.fingerprint,
+      }
+    : null;
+
 export function endpointToDoc(e: Endpoint): EndpointDoc {
   return {
     _id: e.id,
@@ -55,6 +80,7 @@ export function endpointToDoc(e: Endpoint): EndpointDoc {
     failing_notice: e.failingNotice,
     disabled_at: e.disabledAt,
     disabled_notice: e.disabledNotice,
+    client_certificate: certificateToDoc(e.clientCertificate),
   };
 }
 
@@ -80,6 +106,7 @@ export function endpointFromDoc(d: EndpointDoc): Endpoint {
     failingNotice: d.failing_notice ?? null,
     disabledAt: d.disabled_at ?? null,
     disabledNotice: d.disabled_notice ?? null,
+    clientCertificate: certificateFromDoc(d.client_certificate),
   };
 }
 
@@ -100,6 +127,7 @@ export function endpointPatchToSet(p: EndpointPatch): Partial<EndpointDoc> {
   if (p.filter !== undefined) set.filter = filterToDoc(p.filter);
   if (p.rateLimit !== undefined) set.rate_limit = rateLimitToDoc(p.rateLimit);
   if (p.ordering !== undefined) set.ordering = p.ordering;
+  if (p.clientCertificate !== undefined) set.client_certificate = certificateToDoc(p.clientCertificate);
   return set;
 }
 

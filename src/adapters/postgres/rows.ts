@@ -17,6 +17,7 @@ import type { ErasureRecord, ProjectSettings } from "../../app/ports/erasures.ts
 import type { StoredEvent } from "../../app/ports/events.ts";
 import type { ShardLease } from "../../app/ports/shards.ts";
 import type { IdempotencyRecord, TokenRecord } from "../../app/ports/tokens.ts";
+import type { StoredClientCertificate } from "../../domain/client-certificate.ts";
 import type { Delivery, DeliveryError, DeliveryStatus, DeliveryTrigger } from "../../domain/delivery.ts";
 import type {
   DisabledReason,
@@ -214,7 +215,20 @@ export interface EndpointRow {
   filter: string | null;
   rate_limit: RateLimit | null;
   ordering: Ordering;
+  /** Migration 0004; null for none. */
+  client_certificate: ClientCertificateJson | null;
 }
+
+/** A client certificate as jsonb (ADR 22): the PEM chain and its facts in clear, the key sealed. */
+type ClientCertificateJson = {
+  certificate: string;
+  sealed_key: string;
+  subject: string;
+  issuer: string;
+  not_before: string;
+  not_after: string;
+  fingerprint: string;
+};
 
 export function endpointFromRow(r: EndpointRow): Endpoint {
   return {
@@ -241,6 +255,15 @@ export function endpointFromRow(r: EndpointRow): Endpoint {
     filter: r.filter === null ? null : (JSON.parse(r.filter) as EventFilter),
     rateLimit: r.rate_limit && { count: r.rate_limit.count, per: r.rate_limit.per },
     ordering: r.ordering,
+    clientCertificate: r.client_certificate && {
+      certificate: r.client_certificate.certificate,
+      sealedKey: r.client_certificate.sealed_key,
+      subject: r.client_certificate.subject,
+      issuer: r.client_certificate.issuer,
+      notBefore: new Date(r.client_certificate.not_before),
+      notAfter: new Date(r.client_certificate.not_after),
+      fingerprint: r.client_certificate.fingerprint,
+    },
   };
 }
 
@@ -249,6 +272,15 @@ const secretsJson = (secrets: readonly StoredSecret[]): SecretJson[] =>
 const headersJson = (headers: readonly StoredHeader[]) =>
   headers.map((h) => ({ name: h.name, sealed: h.sealed }));
 const rateLimitJson = (l: RateLimit | null) => l && { count: l.count, per: l.per };
+const certificateJson = (c: StoredClientCertificate): ClientCertificateJson => ({
+  certificate: c.certificate,
+  sealed_key: c.sealedKey,
+  subject: c.subject,
+  issuer: c.issuer,
+  not_before: c.notBefore.toISOString(),
+  not_after: c.notAfter.toISOString(),
+  fingerprint: c.fingerprint,
+});
 
 /** A column's value as a parameter: jsonb, arrays and text columns typed so that nothing is inferred. */
 type ColumnValue =
@@ -281,6 +313,9 @@ export function endpointPatchColumns(sql: Sql, p: EndpointPatch): Record<string,
   if (p.rateLimit !== undefined)
     set.rate_limit = p.rateLimit === null ? null : sql.json(rateLimitJson(p.rateLimit));
   if (p.ordering !== undefined) set.ordering = p.ordering;
+  if (p.clientCertificate !== undefined)
+    set.client_certificate =
+      p.clientCertificate === null ? null : sql.json(certificateJson(p.clientCertificate));
   return set;
 }
 
@@ -301,6 +336,7 @@ export function endpointColumns(sql: Sql, e: Endpoint): Record<string, ColumnVal
     filter: e.filter,
     rateLimit: e.rateLimit,
     ordering: e.ordering,
+    clientCertificate: e.clientCertificate,
     updatedAt: e.updatedAt,
   });
   return {

@@ -37,7 +37,7 @@ export function finishedWithoutSend(d: Delivery, status: "cancelled" | "skipped"
  * header change counts at once; only a publish's first attempt started within HANDOVER_FRESH_MS of it
  * uses the endpoint that publish read, see Claimed.endpoint) and events (kept for first attempts: an
  * event never changes, but it can be erased), opens the endpoints' secrets and custom header values
- * (kept: a sealed text always opens to the same text). Headers and the signature are made by the
+ * and client certificate key (kept: a sealed text always opens to the same text). Headers and the signature are made by the
  * sender from these, the endpoint's scheme and the event's bytes.
  */
 export function preparer(deps: { repos: Repositories; cipher: SecretCipher; clock: Clock }) {
@@ -113,7 +113,13 @@ export function preparer(deps: { repos: Repositories; cipher: SecretCipher; cloc
         const headers: [string, string][] = [];
         for (const h of endpoint.headers)
           headers.push([h.name, secrets.get(h.sealed) ?? (await open(h.sealed))]);
-        ready.push({ delivery, event, endpoint, secrets: plain, headers });
+        const cert = endpoint.clientCertificate;
+        const clientCertificate = cert && {
+          id: `${endpoint.id}:${cert.sealedKey}`,
+          certificate: cert.certificate,
+          key: secrets.get(cert.sealedKey) ?? (await open(cert.sealedKey)),
+        };
+        ready.push({ delivery, event, endpoint, secrets: plain, headers, clientCertificate });
       }
     }
     return { ready, finished, waiting };

@@ -25,6 +25,7 @@ export async function sendPrepared(
       scheme: p.endpoint.signatureScheme,
       headers: p.headers,
       traceparent,
+      clientCertificate: p.clientCertificate,
     });
     // Built field by field: one fixed shape on the hot path.
     return {
@@ -33,6 +34,7 @@ export async function sendPrepared(
       endpoint: p.endpoint,
       secrets: p.secrets,
       headers: p.headers,
+      clientCertificate: p.clientCertificate,
       attemptedAt,
       outcome,
     };

@@ -4,6 +4,7 @@ import type { Endpoint } from "../../domain/endpoint.ts";
 import type { OperationalNotice } from "../../domain/operational.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
 import type { StoredEvent } from "../ports/events.ts";
+import type { ClientIdentity } from "../ports/sending.ts";
 
 /** A due delivery this process now holds (claim → prepare). */
 export interface Claimed {
@@ -26,6 +27,8 @@ export interface Prepared {
   secrets: string[];
   /** The endpoint's custom headers with their plain values. */
   headers: [string, string][];
+  /** The endpoint's client certificate with its plain key (mutual TLS), or null. */
+  clientCertificate: ClientIdentity | null;
 }
 
 /** A delivery that was sent, with what came back (send → decide). */

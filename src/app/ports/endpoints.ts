@@ -26,6 +26,7 @@ export type EndpointPatch = Partial<
     | "filter"
     | "rateLimit"
     | "ordering"
+    | "clientCertificate"
   >
 > & { updatedAt: Date };
 

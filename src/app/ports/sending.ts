@@ -44,6 +44,21 @@ export interface DeliveryRequest {
   headers: readonly (readonly [string, string])[];
   /** The attempt's W3C traceparent, sent as `traceparent`; absent when tracing is off (ADR 24). */
   traceparent?: string | undefined;
+  /** Presented when the receiver asks for a client certificate (mutual TLS, ADR 22); absent or null: none. */
+  clientCertificate?: ClientIdentity | null | undefined;
+}
+
+/** A client certificate and its plain key, as a sender presents them (ADR 22). */
+export interface ClientIdentity {
+  /**
+   * Names this certificate and key of this endpoint (the endpoint id and the sealed key): senders keep
+   * connections per identity, so a connection made with one is never used for another.
+   */
+  id: string;
+  /** PEM certificate chain, leaf first. */
+  certificate: string;
+  /** PEM private key (PKCS #8, unencrypted); never logged. */
+  key: string;
 }
 
 /**

@@ -1,4 +1,7 @@
-// Ports to the machine: time, randomness, encryption at rest.
+// Ports to the machine: time, randomness, encryption at rest, certificates.
+import type { ClientCertificateFacts, ClientCertificateInput } from "../../domain/client-certificate.ts";
+import type { ValidationIssue } from "../../domain/errors.ts";
+
 /** Time, as a port, so retry timing is tested without sleeping. */
 export interface Clock {
   now(): Date;
@@ -26,4 +29,18 @@ export interface SecretCipher {
 export interface SubjectKeys {
   /** The key of a recipient already normalised (normalizeRecipient). */
   recipientKey(scope: { tenantId: string; projectId: string }, recipient: string): Promise<string>;
+}
+
+/** A client certificate read and checked: its public facts, and its private key unencrypted (PKCS #8 PEM). */
+export type CertificateReading =
+  | { ok: true; facts: ClientCertificateFacts; privateKey: string }
+  | { ok: false; issues: ValidationIssue[] };
+
+/**
+ * Reads PEM client certificates and private keys (ADR 22): parses the leaf, decrypts an encrypted key
+ * with its passphrase, and checks that the key belongs to the certificate. Shape rules (PEM blocks,
+ * sizes, a missing passphrase) are the domain's and are checked first.
+ */
+export interface CertificateReader {
+  read(input: ClientCertificateInput, path: string): CertificateReading;
 }

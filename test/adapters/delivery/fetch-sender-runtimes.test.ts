@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SendOutcome } from "../../../src/domain/delivery.ts";
 import { behaviours, type Receiver, startReceiver } from "../../support/receiver.ts";
-import { testTls } from "../../support/tls.ts";
+import { type TestClientTls, testClientTls, testTls } from "../../support/tls.ts";
 import { closedPort, SECRET, standardWebhooksVerdict, verifyStandardWebhooks } from "./helpers.ts";
 
 // The Fetch sender on the runtimes it is for, in child processes, against the HTTPS receiver with
@@ -26,11 +26,16 @@ const RUNTIMES = [
 
 let rx: Receiver;
 let foreign: Receiver;
+/** Requires a client certificate signed by `clients`' CA (mutual TLS). */
+let mtls: Receiver;
+let clients: TestClientTls;
 let caPath: string;
 const big = "0123456789abcdef".repeat(65_536);
 
 beforeAll(async () => {
   const [tls, foreignTls] = await Promise.all([testTls(), testTls("foreign")]);
+  clients = await testClientTls();
+  mtls = await startReceiver({ tls: { ...tls, clientCa: clients.caCert }, secrets: [SECRET] });
   caPath = tls.caCertPath;
   rx = await startReceiver({ tls, secrets: [SECRET] });
   foreign = await startReceiver({ tls: foreignTls, secrets: [SECRET] });
@@ -48,7 +53,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([rx?.close(), foreign?.close()]);
+  await Promise.all([rx?.close(), foreign?.close(), mtls?.close()]);
 });
 
 describe.each(RUNTIMES)("createFetchSender on $name", (runtime) => {
@@ -125,5 +130,71 @@ describe.each(RUNTIMES)("createFetchSender on $name", (runtime) => {
     expect(sw.headers["x-webhook-signature"]).toBeUndefined();
     expect(seen[0]?.headers["user-agent"]).toBe("Herald/test");
     expect(seen[0]?.headers["x-webhook-id"]).toBe("evt_rt");
+  });
+
+  it("presents each endpoint's client certificate to a receiver requiring one, and only its own", async () => {
+    const id = (endpoint: string, who: "alice" | "bob" | "mallory" | "expired") => ({
+      id: `${endpoint}:sealed`,
+      certificate: clients[who].cert,
+      key: clients[who].key,
+    });
+    const a = id("endpoint-a", "alice");
+    const b = id("endpoint-b", "bob");
+    const port = await closedPort();
+    const cases = [
+      { url: mtls.url, clientCertificate: a },
+      { url: mtls.url, clientCertificate: a, keep: true },
+      { url: mtls.url, clientCertificate: b, keep: true },
+      { url: mtls.url, clientCertificate: a, keep: true },
+      { url: mtls.url, keep: true },
+      { url: mtls.url, clientCertificate: b, keep: true },
+      { url: mtls.url, clientCertificate: id("m", "mallory") },
+      { url: mtls.url, clientCertificate: id("x", "expired") },
+      // A receiver that asks for none is reached all the same.
+      { url: rx.url, clientCertificate: a },
+      // The address guard holds for a request with a certificate too.
+      {
+        url: `https://localhost:${mtls.port}/never`,
+        allowPrivateNetworks: false,
+        dns: { localhost: ["127.0.0.1"] },
+        clientCertificate: a,
+      },
+      { url: `https://127.0.0.1:${port}/webhook`, clientCertificate: a },
+    ];
+    const before = mtls.requests.length;
+    const { stdout } = await run(bin(runtime.name), [...runtime.args, JSON.stringify(cases), SECRET], {
+      cwd: root,
+      env: { ...process.env, ...runtime.trust(caPath) },
+      timeout: 60_000,
+    });
+    const out = JSON.parse(stdout.trim().split("\n").at(-1) ?? "[]") as SendOutcome[];
+    const summary = out.map((o) => [o.error, o.responseStatus]);
+    // A receiver's refusal after the handshake: Deno names TLS in every case; Bun reports a missing
+    // certificate as a TLS failure and a refused one as a reset connection (README, "Mutual TLS").
+    const refused = runtime.name === "deno" ? "tls_error" : "connection_error";
+    expect(summary).toEqual([
+      [null, 200],
+      [null, 200],
+      [null, 200],
+      [null, 200],
+      ["tls_error", null],
+      [null, 200],
+      [refused, null],
+      [refused, null],
+      [null, 200],
+      ["blocked_address", null],
+      ["connection_error", null],
+    ]);
+    const seen = mtls.requests.slice(before);
+    expect(seen.map((r) => r.clientCertificate)).toEqual(["alice", "alice", "bob", "alice", "bob"]);
+    expect(seen.every((r) => r.verdict.ok)).toBe(true);
+    // Kept-alive connections carry one identity each.
+    const byConnection = new Map<number, Set<string | null>>();
+    for (const r of seen)
+      byConnection.set(
+        r.connectionId,
+        (byConnection.get(r.connectionId) ?? new Set()).add(r.clientCertificate),
+      );
+    expect([...byConnection.values()].every((names) => names.size === 1)).toBe(true);
   });
 });

@@ -65,6 +65,39 @@ export function endpointContract(store: () => Repositories): void {
       expect(fifo).not.toContain(a.id);
     });
 
+    it("keeps a client certificate through insert, update (replace, keep, remove), getMany and lists", async () => {
+      const scope = newScope();
+      const cert = {
+        certificate: "-----BEGIN CERTIFICATE-----\nMIIBfirst\n-----END CERTIFICATE-----\n",
+        sealedKey: "sealed-key-1",
+        subject: "CN=alice",
+        issuer: "CN=Client CA",
+        notBefore: at(-86_400_000),
+        notAfter: at(86_400_000),
+        fingerprint: "39:b5:bf:da",
+      };
+      const e = anEndpoint(scope, { clientCertificate: cert });
+      const plain = anEndpoint(scope);
+      await insertAll([e, plain]);
+      expect((await store().endpoints.get(scope, e.id))?.clientCertificate).toEqual(cert);
+      expect((await store().endpoints.get(scope, plain.id))?.clientCertificate).toBeNull();
+      const replaced = { ...cert, sealedKey: "sealed-key-2", subject: "CN=bob", notAfter: at(172_800_000) };
+      const changed = await store().endpoints.update(scope, e.id, {
+        clientCertificate: replaced,
+        updatedAt: at(1),
+      });
+      expect(changed?.clientCertificate).toEqual(replaced);
+      expect((await store().endpoints.getMany([e.id]))[0]?.clientCertificate).toEqual(replaced);
+      const listed = (await allPages(10, (page) => store().endpoints.list(scope, {}, page))).pages.flat();
+      expect(listed.find((x) => x.id === e.id)?.clientCertificate).toEqual(replaced);
+      expect((await store().endpoints.listSubscribed(scope, "message.delivered")).length).toBe(2);
+      // A patch without the field leaves it; null removes it.
+      await store().endpoints.update(scope, e.id, { description: "x", updatedAt: at(2) });
+      expect((await store().endpoints.get(scope, e.id))?.clientCertificate).toEqual(replaced);
+      await store().endpoints.update(scope, e.id, { clientCertificate: null, updatedAt: at(3) });
+      expect((await store().endpoints.get(scope, e.id))?.clientCertificate).toBeNull();
+    });
+
     it("refuses a second endpoint with the same id", async () => {
       const scope = newScope();
       const e = anEndpoint(scope);

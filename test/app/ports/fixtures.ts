@@ -35,6 +35,7 @@ export function anEndpoint(scope: Scope, over: Partial<Endpoint> = {}): Endpoint
     filter: null,
     rateLimit: null,
     ordering: "none",
+    clientCertificate: null,
     ...over,
   };
 }

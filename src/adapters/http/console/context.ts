@@ -54,6 +54,9 @@ const NOTICES: Record<string, string> = {
   unchanged: "Nothing to change: no header value was typed and none was ticked for removal.",
   filter: "Filter saved: only matching events are delivered from now on.",
   "filter-removed": "Filter removed: every event of the endpoint's types is delivered.",
+  certificate:
+    "Client certificate saved: it is presented when the receiver asks for one. The key is not shown again.",
+  "certificate-removed": "Client certificate removed: its key is deleted and no certificate is presented.",
   scheme: "Signature scheme saved: the next attempt is signed with it.",
 };
 

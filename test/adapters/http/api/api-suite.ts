@@ -1,5 +1,6 @@
 import { asymmetricSignatureCases } from "./suite/asymmetric-signatures.ts";
 import { authCases } from "./suite/auth.ts";
+import { clientCertificateCases } from "./suite/client-certificates.ts";
 import { type ApiTarget, suiteContext } from "./suite/context.ts";
 import { controlCases } from "./suite/controls.ts";
 import { deliveryCases } from "./suite/deliveries.ts";
@@ -25,6 +26,7 @@ export function apiSuite(makeTarget: () => Promise<ApiTarget>): void {
   webhookCases(s);
   webhookControlCases(s);
   asymmetricSignatureCases(s);
+  clientCertificateCases(s);
   controlCases(s);
   eventCases(s);
   eventBatchCases(s);

@@ -1,4 +1,5 @@
 import { createAesGcmCipher } from "../../../../src/adapters/crypto/aes-gcm-cipher.ts";
+import { createCertificateReader } from "../../../../src/adapters/crypto/client-certificates.ts";
 import { createSubjectKeys } from "../../../../src/adapters/crypto/subject-keys.ts";
 import { createHttpApp } from "../../../../src/adapters/http/app.ts";
 import type { HttpApp } from "../../../../src/adapters/http/env.ts";
@@ -43,6 +44,7 @@ export async function makeConsoleHarness(options: { frameAncestors?: string[]; l
     ids: systemIds,
     cipher: await createAesGcmCipher(crypto.getRandomValues(new Uint8Array(32))),
     subjects: await createSubjectKeys(crypto.getRandomValues(new Uint8Array(32))),
+    certificates: createCertificateReader(),
     signal: { notify() {} },
     policy: { allowHttpUrls: true, allowPrivateNetworks: true },
   };

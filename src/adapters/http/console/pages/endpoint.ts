@@ -21,6 +21,7 @@ import { type C, type PageContext, type PageRoutes, param } from "../context.ts"
 import { type Flash, setFlash, takeFlash } from "../flash.ts";
 import { eventTypes, field, fields, parseMoment, parseOrderingField, parseRateLimitField } from "../forms.ts";
 import { csrfField, type Html, time } from "../view.ts";
+import { certificateChangeOf, certificateFacts, certificateSection } from "./endpoint-certificate.ts";
 import {
   draftOf,
   type FilterDraft,
@@ -164,6 +165,7 @@ ${view.publicKey ? html`<dt>Public key</dt><dd><code id="public-key">${view.publ
       ? "none: every event of its types"
       : html`<pre class="code" id="filter" tabindex="0" aria-label="Filter">${JSON.stringify(e.filter, null, 2)}</pre><span class="muted small">Only matching events are delivered. Change or test it below.</span>`
   }</dd>
+<dt>Client certificate</dt><dd>${certificateFacts(e)}</dd>
 <dt>Rate limit</dt><dd>${e.rateLimit ? rateLimitText(e.rateLimit) : "none"}</dd>
 <dt>Ordering</dt><dd>${e.ordering === "fifo" ? html`FIFO, <strong>${held}</strong> held behind the head` : "none"}</dd>
 <dt>Failure streak</dt><dd>${e.failingSince ? html`failing since ${time(e.failingSince)}` : "none"}</dd>
@@ -190,6 +192,8 @@ ${headersSection(action("headers"), csrf, e)}
 ${filterSection(action, csrf, e, view.filterDraft ?? null, view.filterTest ?? null)}
 
 ${schemeSection(action("scheme"), csrf, e)}
+
+${certificateSection(action("certificate"), csrf, e)}
 
 <section aria-labelledby="h-test"><h2 id="h-test">Send a test event</h2>
 <form method="post" action="${action("test")}" class="row">${csrfField(csrf)}
@@ -381,6 +385,17 @@ export const endpointRoutes: PageRoutes = (r, p) => {
             const headers = headerChangeOf(f);
             if (headers) await deps.endpoints.update(scope, e.id, { headers });
             return p.redirect(c, `/endpoints/${e.id}?notice=${headers ? "headers" : "unchanged"}`);
+          } catch (err) {
+            return formFailed(c, p, e, err);
+          }
+        case "certificate":
+          try {
+            const clientCertificate = certificateChangeOf(f);
+            await deps.endpoints.update(scope, e.id, { clientCertificate });
+            return p.redirect(
+              c,
+              `/endpoints/${e.id}?notice=${clientCertificate ? "certificate" : "certificate-removed"}`,
+            );
           } catch (err) {
             return formFailed(c, p, e, err);
           }

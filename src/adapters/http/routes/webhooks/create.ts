@@ -3,7 +3,7 @@ import type { HttpApp, HttpDeps } from "../../env.ts";
 import { AUTHENTICATED_ERRORS, BEARER_AUTH, BODY_ERRORS, errorResponses } from "../../errors.ts";
 import { jsonBody } from "../../middleware/json-body.ts";
 import { withIssuePrefix } from "../../problem.ts";
-import { presentOneWebhook, rateLimitOf } from "./present.ts";
+import { clientCertificateOf, presentOneWebhook, rateLimitOf } from "./present.ts";
 import { CreateWebhookSchema, WebhookWithSecretSchema } from "./schema.ts";
 
 export const route = createRoute({
@@ -31,9 +31,14 @@ export const route = createRoute({
 
 export function register(app: HttpApp, deps: HttpDeps): void {
   app.openapi(route, async (c) => {
-    const { signature_scheme, rate_limit, ...body } = c.req.valid("json");
+    const { signature_scheme, rate_limit, client_certificate, ...body } = c.req.valid("json");
     const { endpoint, secret } = await deps.endpoints
-      .create(c.var.scope, { ...body, signatureScheme: signature_scheme, rateLimit: rateLimitOf(rate_limit) })
+      .create(c.var.scope, {
+        ...body,
+        signatureScheme: signature_scheme,
+        rateLimit: rateLimitOf(rate_limit),
+        clientCertificate: clientCertificateOf(client_certificate),
+      })
       .catch((e: unknown) => Promise.reject(withIssuePrefix(e, "body")));
     c.header("Location", `/api/v1/webhooks/${endpoint.id}`);
     return c.json({ ...(await presentOneWebhook(deps.endpoints, endpoint)), secret }, 201);

@@ -1,4 +1,5 @@
 import type { EndpointUseCases } from "../../../../app/endpoints.ts";
+import type { ClientCertificateInput } from "../../../../domain/client-certificate.ts";
 import { maskedHeaders } from "../../../../domain/custom-headers.ts";
 import type { Endpoint } from "../../../../domain/endpoint.ts";
 import type { RateLimit } from "../../../../domain/rate-limit.ts";
@@ -7,7 +8,7 @@ import type { WebhookJson } from "./schema.ts";
 
 /**
  * The public JSON of an endpoint: never its secrets or private key, never its custom header values
- * (masked). `held`: what its ordering holds back; `publicKey`: an Ed25519 endpoint's `whpk_…` key.
+ * (masked), never a client certificate's key (its public facts only). `held`: what its ordering holds back; `publicKey`: an Ed25519 endpoint's `whpk_…` key.
  */
 export function presentWebhook(e: Endpoint, held = 0, publicKey: string | null = null): WebhookJson {
   return {
@@ -25,6 +26,13 @@ export function presentWebhook(e: Endpoint, held = 0, publicKey: string | null =
     filter: e.filter,
     rate_limit: rateLimitJson(e.rateLimit),
     ordering: e.ordering,
+    client_certificate: e.clientCertificate && {
+      subject: e.clientCertificate.subject,
+      issuer: e.clientCertificate.issuer,
+      not_before: isoMillis(e.clientCertificate.notBefore),
+      not_after: isoMillis(e.clientCertificate.notAfter),
+      fingerprint_sha256: e.clientCertificate.fingerprint,
+    },
     held,
   };
 }
@@ -55,4 +63,12 @@ export function rateLimitOf(json: WebhookJson["rate_limit"] | undefined): RateLi
   return json.per_second !== undefined
     ? { count: json.per_second, per: "second" }
     : { count: json.per_minute!, per: "minute" };
+}
+
+/** The use case's client certificate input from the API's JSON; null removes, undefined keeps. */
+export function clientCertificateOf(
+  json: { certificate: string; private_key: string; passphrase?: string | undefined } | null | undefined,
+): ClientCertificateInput | null | undefined {
+  if (json === undefined || json === null) return json;
+  return { certificate: json.certificate, privateKey: json.private_key, passphrase: json.passphrase };
 }

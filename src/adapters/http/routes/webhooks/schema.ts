@@ -1,5 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import {
+  MAX_CERTIFICATE_PEM_LENGTH,
+  MAX_PASSPHRASE_LENGTH,
+  MAX_PRIVATE_KEY_PEM_LENGTH,
+} from "../../../../domain/client-certificate.ts";
+import {
   HEADER_VALUE_MASK,
   MAX_CUSTOM_HEADERS,
   MAX_CUSTOM_HEADERS_SIZE,
@@ -139,6 +144,52 @@ const ordering = z.enum(ORDERINGS).openapi({
     'ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.',
 });
 
+// Mutual TLS (ADR 22). The PEM rules are the use case's, so each issue names its field; sizes are here.
+const clientCertificateInput = z
+  .strictObject({
+    certificate: z
+      .string()
+      .max(MAX_CERTIFICATE_PEM_LENGTH)
+      .openapi({
+        description: `The client certificate in PEM, followed by any intermediate certificates (not the root), at most ${MAX_CERTIFICATE_PEM_LENGTH} characters. Must be valid now, match \`private_key\`, and allow client authentication when it lists extended key usages.`,
+        example: "-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n",
+      }),
+    private_key: z
+      .string()
+      .max(MAX_PRIVATE_KEY_PEM_LENGTH)
+      .openapi({
+        description: `Its private key in PEM (PKCS #8, PKCS #1 or SEC 1; RSA, EC or Ed25519), at most ${MAX_PRIVATE_KEY_PEM_LENGTH} characters. Sealed at rest (AES-256-GCM under HERALD_MASTER_KEY) and never shown again.`,
+        example: "-----BEGIN PRIVATE KEY-----\nMIGH...\n-----END PRIVATE KEY-----\n",
+      }),
+    passphrase: z.string().min(1).max(MAX_PASSPHRASE_LENGTH).optional().openapi({
+      description:
+        "Only for an encrypted private key: Herald decrypts the key with it once and keeps the key sealed, not the passphrase.",
+    }),
+  })
+  .openapi({
+    description:
+      "A client certificate Herald presents when the receiver asks for one (mutual TLS). The key is never shown again; answers show the certificate's facts (`client_certificate`).",
+  });
+
+export const ClientCertificateSchema = z
+  .object({
+    subject: z.string().openapi({ example: "CN=herald.example.com, O=Example" }),
+    issuer: z.string().openapi({ example: "CN=Receiver Client CA" }),
+    not_before: timestamp("Start of the validity period."),
+    not_after: timestamp(
+      "End of the validity period: after it the receiver refuses the certificate; replace it before.",
+    ),
+    fingerprint_sha256: z.string().openapi({
+      example:
+        "39:b5:bf:da:fe:ab:d3:04:69:cd:a6:87:d6:a3:cb:4f:b8:40:ff:49:95:37:a2:16:55:a6:d4:5c:1f:39:61:00",
+      description: "SHA-256 of the certificate's DER, lowercase hex pairs joined by colons.",
+    }),
+  })
+  .openapi("ClientCertificate", {
+    description:
+      "The client certificate presented to the receiver (mutual TLS): public facts only, never the key.",
+  });
+
 export const CreateWebhookSchema = z
   .strictObject({
     url,
@@ -149,6 +200,7 @@ export const CreateWebhookSchema = z
     filter: filter.optional(),
     rate_limit: rateLimit.optional(),
     ordering: ordering.optional(),
+    client_certificate: clientCertificateInput.nullable().optional(),
   })
   .openapi("CreateWebhookRequest");
 
@@ -164,10 +216,12 @@ export const UpdateWebhookSchema = z
     filter: filter.optional(),
     rate_limit: rateLimit.optional(),
     ordering: ordering.optional(),
+    // A new certificate and key replace the old pair; null removes it.
+    client_certificate: clientCertificateInput.nullable().optional(),
   })
   .refine((o) => Object.values(o).some((v) => v !== undefined), {
     error:
-      "must contain at least one of url, events, description, enabled, headers, signature_scheme, filter, rate_limit, ordering",
+      "must contain at least one of url, events, description, enabled, headers, signature_scheme, filter, rate_limit, ordering, client_certificate",
   })
   .openapi("UpdateWebhookRequest", { minProperties: 1 });
 
@@ -204,6 +258,10 @@ export const WebhookSchema = z
     filter,
     rate_limit: rateLimit,
     ordering,
+    client_certificate: ClientCertificateSchema.nullable().openapi({
+      description:
+        "The client certificate presented when the receiver asks for one (mutual TLS), or null. Its private key is never shown.",
+    }),
     held: z.int().min(0).openapi({
       description:
         "Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head.",

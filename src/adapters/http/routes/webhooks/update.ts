@@ -3,7 +3,7 @@ import type { HttpApp, HttpDeps } from "../../env.ts";
 import { AUTHENTICATED_ERRORS, BEARER_AUTH, BODY_ERRORS, errorResponses } from "../../errors.ts";
 import { jsonBody } from "../../middleware/json-body.ts";
 import { withIssuePrefix } from "../../problem.ts";
-import { presentOneWebhook, rateLimitOf } from "./present.ts";
+import { clientCertificateOf, presentOneWebhook, rateLimitOf } from "./present.ts";
 import { ChangedWebhookSchema, UpdateWebhookSchema, WebhookIdParams } from "./schema.ts";
 
 export const route = createRoute({
@@ -32,12 +32,13 @@ export const route = createRoute({
 
 export function register(app: HttpApp, deps: HttpDeps): void {
   app.openapi(route, async (c) => {
-    const { signature_scheme, rate_limit, ...change } = c.req.valid("json");
+    const { signature_scheme, rate_limit, client_certificate, ...change } = c.req.valid("json");
     const { endpoint, secret } = await deps.endpoints
       .change(c.var.scope, c.req.valid("param").id, {
         ...change,
         signatureScheme: signature_scheme,
         rateLimit: rateLimitOf(rate_limit),
+        clientCertificate: clientCertificateOf(client_certificate),
       })
       .catch((e: unknown) => Promise.reject(withIssuePrefix(e, "body")));
     const json = await presentOneWebhook(deps.endpoints, endpoint);

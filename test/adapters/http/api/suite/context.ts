@@ -17,6 +17,7 @@ import {
 } from "../../../../../src/adapters/http/routes/webhooks/schema.ts";
 import type { IssuedApiToken } from "../../../../support/api-harness.ts";
 import type { HoldingReceiver } from "../../../../support/holding-receiver.ts";
+import type { Receiver } from "../../../../support/receiver.ts";
 
 /** Where the suite sends its requests: the app in-process, or a real server over the network. */
 export interface ApiTarget {
@@ -35,9 +36,15 @@ export interface ApiTarget {
    * a test can act while an attempt is in flight instead of racing the engine.
    */
   holdingReceiver?(): Promise<HoldingReceiver>;
+  /**
+   * With a background engine: an HTTPS receiver the engine can reach that requires a client certificate
+   * signed by `clientCa` (mutual TLS) and answers 200 to every request it lets in.
+   */
+  mtlsReceiver?(clientCa: string): Promise<Receiver>;
 }
 
 export const WEBHOOK_KEYS = [
+  "client_certificate",
   "created_at",
   "description",
   "disabled_reason",
