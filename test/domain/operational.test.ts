@@ -36,6 +36,7 @@ const endpoint = (over: Partial<Endpoint> = {}): Endpoint => ({
   filter: null,
   rateLimit: null,
   ordering: "none",
+  clientCertificate: null,
   ...over,
 });
 

@@ -17,7 +17,13 @@ describe("fetchClientCertificates", () => {
     const made: { opts: unknown; closed: number }[] = [];
     const deno = {
       createHttpClient(opts: unknown) {
-        const c = { opts, closed: 0, close: () => void (c.closed += 1) };
+        const c = {
+          opts,
+          closed: 0,
+          close: () => {
+            c.closed += 1;
+          },
+        };
         made.push(c);
         return c;
       },
