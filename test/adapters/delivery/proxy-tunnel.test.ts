@@ -8,7 +8,7 @@ import type { Sender } from "../../../src/app/ports/sending.ts";
 import { parseEgressProxy, parseNoProxy } from "../../../src/domain/egress-proxy.ts";
 import { type ConnectProxy, startConnectProxy } from "../../support/connect-proxy.ts";
 import { behaviours, type Receiver, startReceiver } from "../../support/receiver.ts";
-import { type TestTls, testTls } from "../../support/tls.ts";
+import { type TestClientTls, type TestTls, testClientTls, testTls } from "../../support/tls.ts";
 import { closedPort, delivery, SECRET, scriptedLookup } from "./helpers.ts";
 
 // Both senders' proxied paths on Node, through a real CONNECT proxy on loopback: the Node sender
@@ -16,10 +16,11 @@ import { closedPort, delivery, SECRET, scriptedLookup } from "./helpers.ts";
 // (proxy-runtimes.test.ts runs that one on Bun and Deno themselves).
 
 let tls: TestTls;
+let clients: TestClientTls;
 const cleanups: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  tls = await testTls();
+  [tls, clients] = await Promise.all([testTls(), testClientTls()]);
 });
 
 afterEach(async () => {
@@ -106,6 +107,32 @@ describe.each(SENDERS)("deliveries through an egress proxy: $name", ({ make }) =
     expect(got?.headers["proxy-authorization"]).toBeUndefined();
     // The TLS session really ran through the tunnel.
     expect(px.tunnelledBytes).toBeGreaterThan(Buffer.byteLength(delivery("x").body));
+  });
+
+  it("presents an endpoint's client certificate inside the tunnel (mutual TLS through the proxy)", async () => {
+    const rx = await startReceiver({ secrets: [SECRET], tls: { ...tls, clientCa: clients.caCert } });
+    cleanups.push(() => rx.close());
+    const px = await proxy();
+    const s = sender({ proxy: route(px.url), lookup: scriptedLookup(["127.0.0.1"]) });
+    const url = `https://localhost:${rx.port}/webhook`;
+    const alice = { id: "endpoint-a:sealed", certificate: clients.alice.cert, key: clients.alice.key };
+    const bob = { id: "endpoint-b:sealed", certificate: clients.bob.cert, key: clients.bob.key };
+    const outcomes = [];
+    for (const who of [alice, bob, alice])
+      outcomes.push(await s.send(delivery(url, { clientCertificate: who })));
+    expect(outcomes.map((o) => [o.error, o.responseStatus])).toEqual([
+      [null, 200],
+      [null, 200],
+      [null, 200],
+    ]);
+    const got = await rx.waitFor(3);
+    expect(got.map((r) => r.clientCertificate)).toEqual(["alice", "bob", "alice"]);
+    // Every tunnel was asked for the checked address, never the name.
+    expect(new Set(px.requests.map((r) => r.target))).toEqual(new Set([`127.0.0.1:${rx.port}`]));
+    // Without one, the receiver's refusal is a TLS error, through the proxy as directly.
+    const none = await s.send(delivery(url));
+    expect(none).toMatchObject({ ok: false, error: "tls_error" });
+    expect(rx.requests).toHaveLength(3);
   });
 
   it("verifies the certificate against the endpoint's host name, not the address tunnelled to", async () => {
