@@ -46,10 +46,7 @@ const m2: Migration = {
 describe("migrate", () => {
   it("applies the shipped migrations once when several connections start at once", async () => {
     const shipped = await shippedMigrations();
-    // Numbered from 1, in order, each once (branches merged in parallel may leave a gap until the rest lands).
-    const versions = shipped.map((m) => m.version);
-    expect(versions[0]).toBe(1);
-    expect(versions).toEqual([...new Set(versions)].sort((x, y) => x - y));
+    expect(shipped.map((m) => m.version)).toEqual([...shipped.keys()].map((i) => i + 1));
     const starters = Array.from({ length: 5 }, connect);
     const applied = await Promise.all(starters.map((sql) => migrate(sql)));
     // One of them applied every version; the others waited on the lock and found nothing left to do.
