@@ -12,6 +12,7 @@ import {
   eventBody,
   eventIdOf,
   eventTypeOf,
+  explainArrivals,
   PROGRESS_TEST_TIMEOUT_MS,
   pool,
   publishRaw,
@@ -28,7 +29,9 @@ import {
 // the same database and master key.
 // Every accepted event must then reach every subscribed endpoint, with a valid signature; every pair
 // must be recorded as succeeded; a pair may arrive twice only if its first arrival fell inside a crash
-// window (sent by the killed process, which died before recording it: sent again after lease expiry).
+// window (sent by the killed process, which died before recording it: sent again after lease expiry), or
+// after an attempt Herald recorded as timed out (on a starved machine a request can reach the receiver
+// while its sender's HERALD_DELIVERY_TIMEOUT runs out: delivery is at least once).
 //
 // Size: the default suits a busy machine and the embedded PostgreSQL; HERALD_E2E_CRASH_EVENTS sets the
 // count (CI runs the issue's 2,000 on its PostgreSQL server), as does HERALD_E2E_SCALE=10.
@@ -230,10 +233,11 @@ describe("crash safety: SIGKILL mid-publish and mid-delivery loses nothing (real
       expect(stored?.n).toBe(EVENTS);
 
       let duplicates = 0;
-      let unexplained: string[] = [];
+      let byTimeout = 0;
       // The killed process held the lease of what it sent, so it sent it at most LEASE_MS before the kill.
       const inCrashWindow = (t: number) =>
         kills.some((k, i) => t >= k - LEASE_MS - 1_000 && t <= (restarts[i] ?? Number.POSITIVE_INFINITY));
+      const arrivals = new Map<"a" | "b" | "c", Map<string, number[]>>();
       for (const k of ["a", "b", "c"] as const) {
         const requests = receivers[k].requests;
         // Signed correctly, every one of them.
@@ -245,17 +249,11 @@ describe("crash safety: SIGKILL mid-publish and mid-delivery loses nothing (real
         for (const r of requests)
           byEvent.set(eventIdOf(r), [...(byEvent.get(eventIdOf(r)) ?? []), r.receivedAt.getTime()]);
         expect(new Set(byEvent.keys())).toEqual(owed.get(k));
-        // A second arrival is explained only by a crash between sending and recording the first.
-        for (const [id, times] of byEvent) {
-          duplicates += times.length - 1;
-          for (const t of times.slice(0, -1)) if (!inCrashWindow(t)) unexplained.push(`${k}/${id}@${t - t0}`);
-        }
+        arrivals.set(k, byEvent);
       }
-      unexplained = unexplained.slice(0, 20);
-      expect(unexplained).toEqual([]);
 
-      // Every pair is recorded: one succeeded record each (ids derive from (event, endpoint)), nothing
-      // failed or left pending. The last results may still be on their way to the database.
+      // Every pair is recorded as succeeded once, nothing is left pending, and every attempt is automatic.
+      // The last results may still be on their way to the database.
       const records = new Map<"a" | "b" | "c", Awaited<ReturnType<typeof allDeliveries>>>();
       await waitForProgress(
         async () => {
@@ -267,14 +265,29 @@ describe("crash safety: SIGKILL mid-publish and mid-delivery loses nothing (real
         (n) => `${n} of ${total} delivery records succeeded`,
         { everyMs: 500 },
       );
+      const problems: string[] = [];
       for (const k of ["a", "b", "c"] as const) {
         const list = records.get(k)!;
-        expect(list.map((d) => d.event_id).sort()).toEqual([...owed.get(k)!].sort());
-        expect(list.every((d) => d.attempt === 1 && d.trigger === "automatic")).toBe(true);
+        const succeeded = list.filter((d) => d.status === "succeeded").map((d) => d.event_id);
+        expect(succeeded.sort()).toEqual([...owed.get(k)!].sort());
+        expect(list.every((d) => d.trigger === "automatic")).toBe(true);
+        // A second arrival is explained only by a crash between sending and recording the first, or by
+        // an attempt Herald recorded as timed out before it (its request may have arrived all the same).
+        for (const [id, times] of arrivals.get(k)!) {
+          const r = explainArrivals(
+            times,
+            list.filter((d) => d.event_id === id),
+            inCrashWindow,
+          );
+          problems.push(...r.problems.map((p) => `${k}/${id}: ${p}`));
+          duplicates += times.length - 1;
+          byTimeout += r.byTimeout;
+        }
       }
+      expect(problems.slice(0, 20)).toEqual([]);
       log(
         `kills at +${kills.map((k) => k - t0).join(", +")} ms; ${total} pairs, ${duplicates} duplicate arrivals ` +
-          `(all inside a crash window of ${LEASE_MS} ms before a kill)`,
+          `(${byTimeout} after an attempt that timed out, the rest inside a crash window of ${LEASE_MS} ms before a kill)`,
       );
       expect(await herald.stop()).toBe(0);
     },

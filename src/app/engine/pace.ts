@@ -177,9 +177,15 @@ export function pacer(deps: PacerDeps, options: PacerOptions) {
           if (old) {
             lanes.delete(p.endpoint.id);
             if (old.timer) clearTimeout(old.timer);
-            for (const w of old.waiting.splice(0)) deps.start(w, new Date(now), true);
+            for (const w of old.waiting.splice(0)) {
+              if (deps.mayStart(old.shard)) deps.start(w, new Date(now), true);
+              else deps.giveBack(w, true);
+            }
           }
-          deps.start(p, new Date(now), false);
+          // Checked at the start, not only at the claim: preparing it (reads) may have outlived the
+          // shard's claim window, and a send started after it could outlast the lease (ADR 9).
+          if (deps.mayStart(shardOf(p.delivery.webhookId))) deps.start(p, new Date(now), false);
+          else deps.giveBack(p, false);
           continue;
         }
         const lane = laneOf(p.endpoint.id, limit);

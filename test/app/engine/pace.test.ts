@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { pacer } from "../../../src/app/engine/pace.ts";
+import type { Prepared } from "../../../src/app/engine/work.ts";
 import type { DueRequest } from "../../../src/app/ports/deliveries.ts";
 import type { Delivery } from "../../../src/domain/delivery.ts";
 import { assignShards, shardOf } from "../../../src/domain/shards.ts";
@@ -260,5 +262,33 @@ describe("rate limits (ADR 16)", () => {
     const history = await first.history(id);
     expect(history.every((d) => d.status === "succeeded" && d.attempt === 1)).toBe(true);
     expect(mostInWindow(attemptTimes(history), 1_000)).toBeLessThanOrEqual(5);
+  });
+});
+
+describe("the start of a send (ADR 9)", () => {
+  it("gives back, unsent, a delivery whose shard this process may no longer start work in when it is ready: preparing it outlived the claim window", () => {
+    const started: string[] = [];
+    const givenBack: string[] = [];
+    const p = pacer(
+      {
+        clock: { now: () => new Date() },
+        tenure: () => ({ generation: 1, since: 0 }),
+        // Claimed while the shard was claimable; by the time its reads are done, the window has passed.
+        mayStart: () => false,
+        start: (w) => started.push(w.delivery.id),
+        parked: () => {},
+        giveBack: (w) => givenBack.push(w.delivery.id),
+        wake: () => {},
+      },
+      { horizonMs: () => 2_000, maxWaiting: 100 },
+    );
+    const ready = {
+      delivery: { id: "d1", webhookId: "w1" },
+      endpoint: { id: "w1", rateLimit: null },
+    } as unknown as Prepared;
+    p.admit([ready]);
+    p.stop();
+    expect(started).toEqual([]);
+    expect(givenBack).toEqual(["d1"]);
   });
 });
