@@ -10,35 +10,25 @@ import {
   type OperationalNotice,
   recoveredNotice,
 } from "../../src/domain/operational.ts";
+import { anEndpoint } from "../app/ports/fixtures.ts";
 
 const t0 = new Date("2026-11-21T10:00:00.000Z");
 const at = (ms: number) => new Date(t0.getTime() + ms);
 const HOUR = 3_600_000;
 
-const endpoint = (over: Partial<Endpoint> = {}): Endpoint => ({
-  id: "5b0d7f3a-1c2e-4d5f-8a9b-0c1d2e3f4a5b",
-  tenantId: "11111111-1111-4111-8111-111111111111",
-  projectId: "22222222-2222-4222-8222-222222222222",
-  url: "https://hooks.example.com/h",
-  events: ["message.sent"],
-  description: null,
-  enabled: true,
-  disabledReason: null,
-  secrets: [],
-  createdAt: t0,
-  updatedAt: t0,
-  failingSince: null,
-  failingNotice: null,
-  disabledAt: null,
-  disabledNotice: null,
-  headers: [],
-  signatureScheme: "herald-v1",
-  filter: null,
-  rateLimit: null,
-  ordering: "none",
-  clientCertificate: null,
-  ...over,
-});
+const endpoint = (over: Partial<Endpoint> = {}): Endpoint =>
+  anEndpoint(
+    { tenantId: "11111111-1111-4111-8111-111111111111", projectId: "22222222-2222-4222-8222-222222222222" },
+    {
+      id: "5b0d7f3a-1c2e-4d5f-8a9b-0c1d2e3f4a5b",
+      url: "https://hooks.example.com/h",
+      events: ["message.sent"],
+      secrets: [],
+      createdAt: t0,
+      updatedAt: t0,
+      ...over,
+    },
+  );
 
 /** Every notice's data is valid against the catalog: what publish checks. */
 const valid = (n: OperationalNotice | null): OperationalNotice => {

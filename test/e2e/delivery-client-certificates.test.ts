@@ -117,7 +117,7 @@ describe("mutual TLS (real process, receiver requiring a client certificate)", (
     expect(Object.keys(stored).sort()).toEqual(
       ["certificate", "fingerprint", "issuer", "not_after", "not_before", "sealed_key", "subject"].sort(),
     );
-    expect(stored.certificate).toBe(clients.alice.cert.trim() + "\n");
+    expect(stored.certificate).toBe(`${clients.alice.cert.trim()}\n`);
     expect(JSON.stringify(stored)).not.toContain("PRIVATE KEY");
     expect(JSON.stringify(stored)).not.toContain(keyMaterial(clients.alice.key).slice(10, 50));
   });

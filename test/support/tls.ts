@@ -43,8 +43,9 @@ export function testTls(name = "default"): Promise<TestTls> {
   return pending;
 }
 
-async function generate(name: string): Promise<TestTls> {
-  const dir = mkdtempSync(join(tmpdir(), `herald-tls-${name}-`));
+/** A fresh temp directory, removed when the process exits, and an openssl CLI runner inside it. */
+function workspace(prefix: string) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
   dirs.push(dir);
   const p = (f: string) => join(dir, f);
   const openssl = async (...args: string[]) => {
@@ -57,6 +58,11 @@ async function generate(name: string): Promise<TestTls> {
       );
     }
   };
+  return { dir, p, openssl };
+}
+
+async function generate(name: string): Promise<TestTls> {
+  const { dir, p, openssl } = workspace(`herald-tls-${name}-`);
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
 
   await openssl(
@@ -154,17 +160,7 @@ export function testClientTls(name = "clients"): Promise<TestClientTls> {
 }
 
 async function generateClients(name: string): Promise<TestClientTls> {
-  const dir = mkdtempSync(join(tmpdir(), `herald-mtls-${name}-`));
-  dirs.push(dir);
-  const p = (f: string) => join(dir, f);
-  const openssl = async (...args: string[]) => {
-    try {
-      await run("openssl", args, { cwd: dir });
-    } catch (e) {
-      const err = e as Error & { stderr?: string };
-      throw new Error(`openssl ${args[0]} failed: ${err.stderr ?? err.message}`);
-    }
-  };
+  const { dir, p, openssl } = workspace(`herald-mtls-${name}-`);
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
   await openssl(
     "req",
