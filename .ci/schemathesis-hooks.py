@@ -1,25 +1,64 @@
 """Schemathesis hooks for .ci/schemathesis: rules of Herald's API that no schema can state.
 
 The document states what a schema can (types, formats, the per-type event payloads, "exactly one of"
-as a union); these hooks keep generated requests within the two rules it cannot, so schemathesis
-reaches the handlers instead of hearing 409 or 422 about them:
+as a union); these hooks keep generated requests within the rules it cannot, so schemathesis reaches the
+handlers instead of hearing 409 or 422 about them:
 
 - an Idempotency-Key names one event: a repeat with another body answers 409 by design, so every
   request that carries a key gets one of its own (a valid key stays valid: printable ASCII);
 - an event's optional resource_id must equal its data.message_id or data.domain_id (a value of
-  another field, which JSON Schema cannot compare), so a generated one is set to that value.
+  another field, which JSON Schema cannot compare), so a generated one is set to that value;
+- an endpoint's client_certificate must be a real certificate, valid now, whose private key is the one
+  given, on an https URL (ADR 22): a well-formed one (two strings) is replaced by a pair made with the
+  openssl CLI when the hooks load, its passphrase dropped (the key is not encrypted), and the URL's
+  scheme made https.
 
 Only well-formed values are touched, so negative cases (wrong types, bad formats) reach the API as
 generated.
 """
 
+import os
 import re
+import subprocess
+import tempfile
 import uuid
 
 import schemathesis
 
 PRINTABLE = re.compile(r"^[\x20-\x7e]{1,255}$")
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def _client_pair():
+    """A self-signed EC certificate for client authentication, valid from now for 30 days, and its key."""
+    with tempfile.TemporaryDirectory() as d:
+        cert, key = os.path.join(d, "c.pem"), os.path.join(d, "k.pem")
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+             "-nodes", "-keyout", key, "-out", cert, "-days", "30", "-subj", "/CN=schemathesis",
+             "-addext", "extendedKeyUsage=clientAuth"],
+            check=True, capture_output=True,
+        )
+        with open(cert) as c, open(key) as k:
+            return c.read(), k.read()
+
+
+CLIENT_CERT, CLIENT_KEY = _client_pair()
+
+
+def _client_certificate(body):
+    if not isinstance(body, dict):
+        return
+    pair = body.get("client_certificate")
+    if not isinstance(pair, dict):
+        return
+    if not isinstance(pair.get("certificate"), str) or not isinstance(pair.get("private_key"), str):
+        return
+    pair["certificate"], pair["private_key"] = CLIENT_CERT, CLIENT_KEY
+    pair.pop("passphrase", None)
+    url = body.get("url")
+    if isinstance(url, str) and url.lower().startswith("http://"):
+        body["url"] = "https://" + url[len("http://"):]
 
 
 def _own_key(key):
@@ -42,6 +81,9 @@ def _subject(event):
 @schemathesis.hook
 def before_call(context, case, **kwargs):
     path = case.operation.path
+    if path in ("/api/v1/webhooks", "/api/v1/webhooks/{id}"):
+        _client_certificate(case.body)
+        return
     if path not in ("/api/v1/events", "/api/v1/events/batch"):
         return
     if case.headers:
