@@ -337,7 +337,7 @@ describe(`PostgreSQL outages: one process recovers by itself (${OWN_SERVER ? "ow
       log(
         `${accepted.size} accepted, all delivered; ${refusals.get(503) ?? 0} publishes refused with 503; ready again after: ${recoveries.join("; ")}`,
       );
-      expect(await herald.stop(20_000)).toBe(0);
+      expect(await herald.stop(PATIENCE_MS)).toBe(0);
     },
     PROGRESS_TEST_TIMEOUT_MS,
   );

@@ -12,6 +12,7 @@ import {
 } from "../support/herald-cli.ts";
 import { type HeraldProcess, type Runtime, startHerald, testRuntimes } from "../support/herald-process.ts";
 import { type HoldingReceiver, startHoldingReceiver } from "../support/holding-receiver.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { type FreshStore, freshStore } from "../support/store.ts";
 import { testTls } from "../support/tls.ts";
@@ -50,7 +51,7 @@ describe.each(RUNTIMES)("API suite against a real Herald server on %s", (runtime
 
   afterAll(async () => {
     await Promise.allSettled([...holding, ...receivers].map((h) => h.close()));
-    const code = await server?.stop(20_000);
+    const code = await server?.stop(PATIENCE_MS);
     await store?.cleanup();
     if (!server) return;
     const output = server.output();

@@ -211,7 +211,7 @@ describe("embedded PostgreSQL: no database configured", () => {
       });
       expect(list.status).toBe(200);
     } finally {
-      expect(await first.stop(20_000)).toBe(0);
+      expect(await first.stop(PATIENCE_MS)).toBe(0);
     }
 
     // With no server running, the CLI opens the same files itself.
@@ -229,7 +229,7 @@ describe("embedded PostgreSQL: no database configured", () => {
       expect(withOffline.status).toBe(200);
       expect(second.output()).not.toMatch(/first API token/);
     } finally {
-      expect(await second.stop(20_000)).toBe(0);
+      expect(await second.stop(PATIENCE_MS)).toBe(0);
     }
   });
 });
