@@ -9,6 +9,10 @@ export default defineConfig({
     testTimeout: 600_000,
     hookTimeout: 600_000,
     pool: "forks",
+    // Two test files at a time, whatever the core count (vitest's default is cores - 1: one file at a time
+    // on a 2-core machine). Most whole-system files wait on processes, outages and timers rather than the
+    // CPU; every file has its own database, data directory and ports, and no test asserts speed.
+    maxWorkers: 2,
     // CI reads the counts from a JSON report: .ci/tmp/vitest.json for `npm test`, another file for the
     // runtime matrix's run (HERALD_VITEST_JSON), so that neither overwrites the other.
     reporters: process.env.CI
