@@ -1,28 +1,15 @@
-import { execFile, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SendOutcome } from "../../../src/domain/delivery.ts";
 import { behaviours, type Receiver, startReceiver } from "../../support/receiver.ts";
 import { type TestClientTls, testClientTls, testTls } from "../../support/tls.ts";
+import { bin, fixtureRuntimes, root, run, runs } from "./fixture-runtimes.ts";
 import { closedPort, SECRET, standardWebhooksVerdict, verifyStandardWebhooks } from "./helpers.ts";
 
 // The Fetch sender on the runtimes it is for, in child processes, against the HTTPS receiver with
 // the test CA trusted the runtime's own way (Bun: NODE_EXTRA_CA_CERTS; Deno: DENO_CERT).
-const run = promisify(execFile);
-const root = fileURLToPath(new URL("../../../", import.meta.url));
 const fixture = fileURLToPath(new URL("./fixtures/fetch-send.ts", import.meta.url));
-const bin = (name: string) => `${root}node_modules/.bin/${name}`;
-const runs = (name: string) => spawnSync(bin(name), ["--version"], { timeout: 20_000 }).status === 0;
-
-const RUNTIMES = [
-  { name: "bun", args: [fixture], trust: (ca: string) => ({ NODE_EXTRA_CA_CERTS: ca }) },
-  {
-    name: "deno",
-    args: ["run", "--allow-all", "--node-modules-dir=manual", "--no-lock", fixture],
-    trust: (ca: string) => ({ DENO_CERT: ca }),
-  },
-] as const;
+const RUNTIMES = fixtureRuntimes(fixture);
 
 let rx: Receiver;
 let foreign: Receiver;

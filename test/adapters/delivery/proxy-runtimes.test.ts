@@ -1,30 +1,17 @@
-import { execFile, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SendOutcome } from "../../../src/domain/delivery.ts";
 import { type ConnectProxy, startConnectProxy } from "../../support/connect-proxy.ts";
 import { behaviours, type Receiver, startReceiver } from "../../support/receiver.ts";
 import { testTls } from "../../support/tls.ts";
+import { bin, fixtureRuntimes, root, run, runs } from "./fixture-runtimes.ts";
 import { closedPort, SECRET } from "./helpers.ts";
 
 // The fetch sender's proxied path on the runtimes it is for (Bun and Deno), in child processes, through
 // a real CONNECT proxy on loopback, with the test CA trusted the runtime's own way. Node's sender is
 // proved in-process by proxy-tunnel.test.ts.
-const run = promisify(execFile);
-const root = fileURLToPath(new URL("../../../", import.meta.url));
 const fixture = fileURLToPath(new URL("./fixtures/proxy-send.ts", import.meta.url));
-const bin = (name: string) => `${root}node_modules/.bin/${name}`;
-const runs = (name: string) => spawnSync(bin(name), ["--version"], { timeout: 20_000 }).status === 0;
-
-const RUNTIMES = [
-  { name: "bun", args: [fixture], trust: (ca: string) => ({ NODE_EXTRA_CA_CERTS: ca }) },
-  {
-    name: "deno",
-    args: ["run", "--allow-all", "--node-modules-dir=manual", "--no-lock", fixture],
-    trust: (ca: string) => ({ DENO_CERT: ca }),
-  },
-] as const;
+const RUNTIMES = fixtureRuntimes(fixture);
 
 let rx: Receiver;
 let plain: Receiver;

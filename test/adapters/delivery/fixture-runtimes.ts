@@ -1,0 +1,22 @@
+import { execFile, spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+// Runs a sender fixture (fixtures/*.ts) on Bun and Deno in child processes, with the test CA trusted each
+// runtime's own way (Bun: NODE_EXTRA_CA_CERTS; Deno: DENO_CERT). Shared by the *-runtimes.test.ts files.
+export const run = promisify(execFile);
+export const root = fileURLToPath(new URL("../../../", import.meta.url));
+export const bin = (name: string) => `${root}node_modules/.bin/${name}`;
+export const runs = (name: string) => spawnSync(bin(name), ["--version"], { timeout: 20_000 }).status === 0;
+
+/** Bun and Deno, each with the arguments that run `fixture` (a path) and the variables that trust a CA. */
+export function fixtureRuntimes(fixture: string) {
+  return [
+    { name: "bun", args: [fixture], trust: (ca: string) => ({ NODE_EXTRA_CA_CERTS: ca }) },
+    {
+      name: "deno",
+      args: ["run", "--allow-all", "--node-modules-dir=manual", "--no-lock", fixture],
+      trust: (ca: string) => ({ DENO_CERT: ca }),
+    },
+  ] as const;
+}
