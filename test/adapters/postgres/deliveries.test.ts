@@ -50,6 +50,17 @@ const statuses = async (ids: readonly string[]) =>
     ).map((r) => [r.id, r.status]),
   );
 
+/** Every node of an EXPLAIN (FORMAT JSON) answer. */
+function planNodes(explained: unknown): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  const walk = (node: Record<string, unknown>) => {
+    out.push(node);
+    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+  };
+  for (const top of explained as { Plan: Record<string, unknown> }[]) walk(top.Plan);
+  return out;
+}
+
 function failedWith(d: Delivery, next: Delivery | null, responseBody: string): AttemptResult {
   return {
     id: d.id,
@@ -120,6 +131,55 @@ describe("record", () => {
     expect(sent).toHaveLength(1);
     const [row] = await sql<{ n: number }[]>`SELECT count(*)::integer AS n FROM deliveries`;
     expect(row?.n).toBe(75);
+  });
+
+  it("finds a batch's rows by primary key on a table that grew after the statement was first run", async () => {
+    // A prepared statement run five times gets a generic plan, made once from the table's size then. Made
+    // on a new, nearly empty table it joined the batch to a sequential scan of the whole table, and every
+    // later batch kept scanning it as it grew (7 ms for 66 rows at 16,000 deliveries in `npm run bench`).
+    // The store's connections plan each run for the table as it is (connection.ts).
+    const store = new PostgresDeliveries(traced);
+    const scope = newScope();
+    const few = Array.from({ length: 3 }, () => aDelivery(scope));
+    await store.insertMany(few);
+    sent.length = 0;
+    await store.record(few.map((d) => failedWith(d, null, "x")));
+    const [statement] = sent;
+    // The same statement and parameters, prepared on one connection of the store's settings and run the
+    // five times after which PostgreSQL may stop planning it, on the small table.
+    const one = openPostgres(db.url, { ...db.options, max: 1 });
+    try {
+      await one.unsafe(`PREPARE record_batch AS ${statement!.query}`);
+      const [prepared] = await one<{ types: string[] }[]>`
+        SELECT parameter_types::text[] AS types FROM pg_prepared_statements WHERE name = 'record_batch'`;
+      // EXECUTE takes no bound parameters: each is given as a literal of its type, quoted by the server.
+      const literals = await Promise.all(
+        prepared!.types.map(async (type, i) => {
+          const [q] = await one.unsafe<{ literal: string }[]>(
+            `SELECT quote_nullable($1::${type}::text) || '::${type}' AS literal`,
+            [statement!.parameters[i]] as never[],
+          );
+          return q!.literal;
+        }),
+      );
+      const execute = `EXECUTE record_batch(${literals.join(", ")})`;
+      for (let i = 0; i < 6; i++) await one.unsafe(execute);
+      await sql`
+        INSERT INTO deliveries (id, tenant_id, project_id, webhook_id, event_id, event_type, attempt, trigger,
+          status, url, scheduled_at, created_at, shard, sequence)
+        SELECT 'grown-' || n, 't', 'p', 'w', 'e-' || n, 'message.delivered', 1, 'automatic', 'pending',
+          'https://receiver.example/hooks', now(), now(), 0, n
+        FROM generate_series(1, 20000) AS n`;
+      const [plan] = await one.unsafe<{ "QUERY PLAN": unknown }[]>(`EXPLAIN (FORMAT JSON) ${execute}`);
+      const scans = planNodes(plan!["QUERY PLAN"]).filter(
+        (n) => n["Relation Name"] === "deliveries" && String(n["Node Type"]).endsWith("Scan"),
+      );
+      expect(scans.map((n) => [n["Node Type"], n["Index Name"]])).toEqual([
+        ["Index Scan", "deliveries_pkey"],
+      ]);
+    } finally {
+      await one.end({ timeout: 5 });
+    }
   });
 });
 
