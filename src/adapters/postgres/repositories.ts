@@ -4,6 +4,7 @@ import { StoreUnavailableError } from "../../app/ports/store.ts";
 import { ReadCache } from "./cache.ts";
 import { openPostgres, renewablePostgres, typesKnown } from "./connection.ts";
 import { PostgresDeliveries } from "./deliveries.ts";
+import { PostgresDueSignals } from "./due-signals.ts";
 import { PostgresEndpoints } from "./endpoints.ts";
 import { PostgresErasures, PostgresSettings } from "./erasures.ts";
 import { guarded, translate } from "./errors.ts";
@@ -33,6 +34,8 @@ export function createPostgresRepositories(
     idempotency: guarded(new PostgresIdempotency(sql)),
     erasures: guarded(new PostgresErasures(sql)),
     settings: guarded(new PostgresSettings(sql)),
+    // Like the cache, for a long-running server: due work stored here is announced to its shards' owners.
+    ...(cache ? { due: new PostgresDueSignals(sql) } : {}),
     // The ping (every 5 s, and /readyz) also checks that the cache's notifications still arrive.
     ping: cache
       ? async () => {

@@ -110,6 +110,9 @@ export interface Dispatcher {
 export function createEngine(deps: EngineDeps): Dispatcher {
   const { repos, clock, logger, metrics, options } = deps;
   const tracing = deps.tracing ?? null;
+  /** Due work stored by other processes in this one's shards is announced through this (ADR 18). */
+  const signals = repos.due ?? null;
+  let unlisten: (() => void) | null = null;
   const queueSize = options.queueSize ?? 1_000;
   const queueDepth = options.queueDepth ?? Math.max(4 * options.endpointConcurrency, 100);
   const claimDelayMs = options.claimDelayMs ?? 2;
@@ -413,15 +416,19 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   function handOver(accepted: AcceptedWork): void {
     const endpoints = new Map(accepted.endpoints.map((e) => [e.id, e]));
     const direct: Delivery[] = [];
+    /** Endpoints of shards this process does not hold that got work: told to their owners where the store can. */
+    const theirs = new Set<string>();
     for (const d of accepted.deliveries) {
       const endpoint = endpoints.get(d.webhookId);
-      if (
+      const shard = shardOf(d.webhookId);
+      if (signals !== null && ownership.tenure(shard) === null) theirs.add(d.webhookId);
+      else if (
         running &&
         endpoint !== undefined &&
         // FIFO endpoints send only through their head, in order (ADR 16): left to the due read.
         endpoint.ordering !== "fifo" &&
         !fifo.isFifo(d.webhookId) &&
-        ownership.mayClaim(shardOf(d.webhookId)) &&
+        ownership.mayClaim(shard) &&
         d.status === "pending" &&
         !held.has(d.id) &&
         queue.size + direct.length < queueSize
@@ -429,6 +436,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
         direct.push(d);
       else freshFor.add(d.webhookId);
     }
+    // Their owner reads them when told; a read here would find none of them (it reads this process's shards).
+    if (theirs.size > 0) signals!.announce([...theirs]);
     const at = performance.now();
     // A lane at its depth keeps none of them and is marked cut: the rest is read once it runs low.
     for (const d of queue.add(direct, at)) {
@@ -558,7 +567,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   // pending record of a due query) it keeps reads from running back to back. A claim reads the database
   // only when new work may be there (see `fresh`) or a queued endpoint runs low; otherwise it is served
   // from the queue, and costs only the read of the endpoints it starts work for (prepare).
-  let soon: ReturnType<typeof setTimeout> | null = null;
+  /** Cancels the claim that is due at soonAt; null when none is. */
+  let cancelSoon: (() => void) | null = null;
   let soonAt = 0;
   /** Claims soon; `read` when new work may be in the database, otherwise from the queue alone if it can. */
   function wakeSoon(read = false, handedOver = false) {
@@ -566,7 +576,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     if (!running) return;
     // A claim that will not read is not spaced by the reads' time: waiting out a slow read (a three-process
     // due read of 15 ms made hand-overs wait 30 ms) only delays sends whose work is already queued. A
-    // publish's hand-over goes at the next timer turn; freed slots are still gathered for claimDelayMs.
+    // publish's hand-over goes once the I/O already waiting is handled; freed slots are still gathered for
+    // claimDelayMs.
     const reads = fresh || freshFor.size > 0 || queue.runningLow();
     const wait = reads
       ? Math.max(claimDelayMs, lastReadEnd + 2 * lastReadMs - performance.now())
@@ -575,15 +586,23 @@ export function createEngine(deps: EngineDeps): Dispatcher {
         : claimDelayMs;
     const at = performance.now() + wait;
     // A claim already due sooner serves this wake too; one due later is brought forward.
-    if (soon) {
+    if (cancelSoon) {
       if (soonAt <= at) return;
-      clearTimeout(soon);
+      cancelSoon();
     }
     soonAt = at;
-    soon = setTimeout(() => {
-      soon = null;
+    const claim = () => {
+      cancelSoon = null;
       if (running) void pump();
-    }, wait);
+    };
+    // Not a timer of 0: timers fire a millisecond later at best, a millisecond added to every first attempt.
+    if (wait <= 0 && typeof setImmediate === "function") {
+      const next = setImmediate(claim);
+      cancelSoon = () => clearImmediate(next);
+    } else {
+      const timer = setTimeout(claim, wait);
+      cancelSoon = () => clearTimeout(timer);
+    }
   }
 
   return {
@@ -592,6 +611,18 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       pace.start();
       fifo.start();
       ownership.start();
+      // Another process stored work in a shard held here: read it now rather than at the next scheduled read.
+      // Marked like this process's own publishes: read unless that endpoint's lane is full already.
+      unlisten =
+        signals?.listen((endpointIds) => {
+          let mine = false;
+          for (const id of endpointIds) {
+            if (ownership.tenure(shardOf(id)) === null) continue;
+            freshFor.add(id);
+            mine = true;
+          }
+          if (mine) wakeSoon();
+        }) ?? null;
       wake();
     },
     wake(accepted?: AcceptedWork) {
@@ -602,7 +633,10 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     },
     async stop(graceMs: number) {
       running = false;
-      if (soon) clearTimeout(soon);
+      unlisten?.();
+      unlisten = null;
+      cancelSoon?.();
+      cancelSoon = null;
       const deadline = Date.now() + graceMs;
       // A claim on its way lands first, so what it took is sent and recorded (or left pending) below.
       await pumpDone;

@@ -16,9 +16,27 @@ export interface Repositories {
   idempotency: IdempotencyRepository;
   erasures: ErasureRepository;
   settings: SettingsRepository;
+  /**
+   * Tells the processes sharing the database which endpoints just got due work (ADR 18, "Due work across
+   * processes"); absent where the store has no such channel (MongoDB, memory), and the owners then find
+   * that work by their own reads.
+   */
+  due?: DueSignals;
   /** Resolves when the store answers; rejects when it does not. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * Announcements of stored due work, by endpoint, heard by every process on the same database. Best
+ * effort: an announcement lost (a connection dropped, a process starting) delays that work to its owner's
+ * next read (at most the one-second schedule), and never loses it.
+ */
+export interface DueSignals {
+  /** Announces due work stored for these endpoints. Returns at once and never throws. */
+  announce(endpointIds: readonly string[]): void;
+  /** Calls `heard` with the endpoints of each announcement (this process's own included) until stopped. */
+  listen(heard: (endpointIds: readonly string[]) => void): () => void;
 }
 
 /** Thrown by adapters when the store cannot be reached; the edge answers 503. */

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { createMemoryRepositories } from "../../../src/adapters/memory/repositories.ts";
 import { assignShards, shardOf } from "../../../src/domain/shards.ts";
 import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
 
@@ -661,6 +662,64 @@ describe("claiming", () => {
       expect(n.due).toBeGreaterThan(0);
     });
 
+    it("tells a shard's owner of the work a publish stored there, where the store can, instead of reading for it", async () => {
+      const bus = dueBus();
+      const t = await engineHarness({ repos: Object.assign(createMemoryRepositories(), { due: bus }) });
+      h = t;
+      let theirs = await t.endpoints.create(SCOPE, {
+        url: "https://theirs.example.com/",
+        events: ["message.sent"],
+      });
+      // Another live process holds its shard, for longer than the test runs.
+      const far = new Date(t.clock.now().getTime() + 86_400_000);
+      await t.repos.shards.beat("elsewhere", far);
+      while (assignShards(["elsewhere", "test"]).get(shardOf(theirs.endpoint.id)) !== "elsewhere") {
+        await t.endpoints.remove(SCOPE, theirs.endpoint.id);
+        theirs = await t.endpoints.create(SCOPE, {
+          url: "https://theirs.example.com/",
+          events: ["message.sent"],
+        });
+      }
+      const shard = shardOf(theirs.endpoint.id);
+      expect(
+        await t.repos.shards.acquire([{ shard, generation: 1, owner: "elsewhere", expiresAt: far }]),
+      ).toEqual([shard]);
+      t.dispatcher.start();
+      await t.dispatcher.idle();
+      const n = countReads(t);
+      await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+      await t.dispatcher.idle();
+      expect(bus.announced).toEqual([[theirs.endpoint.id]]);
+      // A read here would find nothing: it reads this process's shards only.
+      expect(n.due).toBe(0);
+      expect(t.sender.requests).toEqual([]);
+      expect((await t.history(theirs.endpoint.id)).map((d) => d.status)).toEqual(["pending"]);
+    });
+
+    it("reads and sends at once what another process announces in a shard it holds, and nothing else wakes it", async () => {
+      const bus = dueBus();
+      const repos = Object.assign(createMemoryRepositories(), { due: bus });
+      const t = await setup({ repos });
+      const { endpoint } = await t.endpoints.create(SCOPE, {
+        url: "https://x.example.com/",
+        events: ["message.sent"],
+      });
+      await t.dispatcher.idle();
+      // Another process on the same store, which holds no shard (its engine never started): its publish
+      // is stored and announced, and reaches this engine only through the announcement.
+      const other = await engineHarness({ repos, cipher: t.cipher, owner: "elsewhere" });
+      const n = countReads(t);
+      await other.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+      expect(bus.announced).toEqual([[endpoint.id]]);
+      await until(() => t.sender.requests.length === 1);
+      await t.dispatcher.idle();
+      expect(n.due).toBeGreaterThan(0);
+      expect((await t.history(endpoint.id)).map((d) => d.status)).toEqual(["succeeded"]);
+      // Stopped, it no longer listens.
+      await t.dispatcher.stop(1_000);
+      expect(bus.listeners).toBe(0);
+    });
+
     it("a due read on its way when a publish hands over the same delivery: it is sent once", async () => {
       const t = await setup();
       const { endpoint } = await t.endpoints.create(SCOPE, {
@@ -790,6 +849,26 @@ describe("claiming", () => {
 });
 
 /** Polls until `done` holds, failing after a deadline (the engine runs on its own). */
+/** Due signals within one process, for engines sharing one memory store. */
+function dueBus() {
+  const listeners = new Set<(endpointIds: readonly string[]) => void>();
+  const announced: string[][] = [];
+  return {
+    announced,
+    get listeners() {
+      return listeners.size;
+    },
+    announce(endpointIds: readonly string[]) {
+      announced.push([...endpointIds]);
+      for (const heard of listeners) queueMicrotask(() => heard(endpointIds));
+    },
+    listen(heard: (endpointIds: readonly string[]) => void) {
+      listeners.add(heard);
+      return () => listeners.delete(heard);
+    },
+  };
+}
+
 async function until(done: () => boolean | Promise<boolean>, deadlineMs = 5_000): Promise<void> {
   const end = Date.now() + deadlineMs;
   while (!(await done())) {
