@@ -30,11 +30,20 @@ export class MemoryShards implements ShardRepository {
     return won;
   }
 
-  async renew(owner: string, leases: readonly Pick<ShardLease, "shard" | "generation">[], expiresAt: Date) {
+  async renew(
+    owner: string,
+    leases: readonly Pick<ShardLease, "shard" | "generation">[],
+    expiresAt: Date,
+    now: Date,
+  ): Promise<number[]> {
+    const renewed: number[] = [];
     for (const l of leases) {
       const held = this.leases.get(key(l.shard, l.generation));
-      if (held?.owner === owner) held.expiresAt = new Date(expiresAt);
+      if (held?.owner !== owner || held.expiresAt.getTime() <= now.getTime()) continue;
+      held.expiresAt = new Date(expiresAt);
+      renewed.push(l.shard);
     }
+    return renewed;
   }
 
   async release(owner: string, leases: readonly Pick<ShardLease, "shard" | "generation">[]) {

@@ -53,12 +53,23 @@ export class MongoShards implements ShardRepository {
     return won.map((t) => t.shard);
   }
 
-  async renew(owner: string, leases: readonly Pick<ShardLease, "shard" | "generation">[], expiresAt: Date) {
-    if (leases.length === 0) return;
+  async renew(
+    owner: string,
+    leases: readonly Pick<ShardLease, "shard" | "generation">[],
+    expiresAt: Date,
+    now: Date,
+  ): Promise<number[]> {
+    if (leases.length === 0) return [];
+    const ids = leases.map((l) => leaseId(l.shard, l.generation));
     await this.leases.updateMany(
-      { _id: { $in: leases.map((l) => leaseId(l.shard, l.generation)) }, owner },
+      { _id: { $in: ids }, owner, expires_at: { $gt: now } },
       { $set: { expires_at: expiresAt } },
     );
+    // An update answers how many it changed, not which: the renewed ones carry this renewal's expiry.
+    const renewed = await this.leases
+      .find({ _id: { $in: ids }, owner, expires_at: expiresAt }, { projection: { shard: 1 } })
+      .toArray();
+    return renewed.map((d) => d.shard);
   }
 
   async release(owner: string, leases: readonly Pick<ShardLease, "shard" | "generation">[]) {

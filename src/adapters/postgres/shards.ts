@@ -56,22 +56,37 @@ export class PostgresShards implements ShardRepository {
     });
   }
 
-  async renew(owner: string, leases: readonly LeaseKey[], expiresAt: Date): Promise<void> {
-    await this.setExpiry(owner, leases, expiresAt);
+  async renew(owner: string, leases: readonly LeaseKey[], expiresAt: Date, now: Date): Promise<number[]> {
+    if (leases.length === 0) return [];
+    const sql = this.sql;
+    const rows = await sql<{ shard: number }[]>`
+      UPDATE shard_leases l SET expires_at = ${expiresAt}
+      FROM unnest(${ints(
+        sql,
+        leases.map((k) => k.shard),
+      )}::integer[],
+        ${ints(
+          sql,
+          leases.map((k) => k.generation),
+        )}::integer[]) AS k(shard, generation)
+      WHERE l.shard = k.shard AND l.generation = k.generation AND l.owner = ${owner} AND l.expires_at > ${now}
+      RETURNING l.shard`;
+    return rows.map((r) => r.shard);
   }
 
   async release(owner: string, leases: readonly LeaseKey[]): Promise<void> {
-    await this.setExpiry(owner, leases, EPOCH);
-  }
-
-  private async setExpiry(owner: string, leases: readonly LeaseKey[], expiresAt: Date): Promise<void> {
     if (leases.length === 0) return;
     const sql = this.sql;
-    const shards = leases.map((k) => k.shard);
-    const generations = leases.map((k) => k.generation);
     await sql`
-      UPDATE shard_leases l SET expires_at = ${expiresAt}
-      FROM unnest(${ints(sql, shards)}::integer[], ${ints(sql, generations)}::integer[]) AS k(shard, generation)
+      UPDATE shard_leases l SET expires_at = ${EPOCH}
+      FROM unnest(${ints(
+        sql,
+        leases.map((k) => k.shard),
+      )}::integer[],
+        ${ints(
+          sql,
+          leases.map((k) => k.generation),
+        )}::integer[]) AS k(shard, generation)
       WHERE l.shard = k.shard AND l.generation = k.generation AND l.owner = ${owner}`;
   }
 

@@ -73,15 +73,25 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
 
   async function renew(): Promise<void> {
     const started = monotonic();
-    const expiresAt = new Date(clock.now().getTime() + options.leaseMs);
+    const now = clock.now();
+    const expiresAt = new Date(now.getTime() + options.leaseMs);
     const mine = [...held].map(([shard, h]) => ({ shard, generation: h.generation }));
-    await Promise.all([
+    const [, renewed] = await Promise.all([
       shards.beat(processId, expiresAt),
-      mine.length > 0 ? shards.renew(processId, mine, expiresAt) : Promise.resolve(),
+      mine.length > 0 ? shards.renew(processId, mine, expiresAt, now) : Promise.resolve([]),
     ]);
+    const kept = new Set(renewed);
     for (const m of mine) {
       const h = held.get(m.shard);
-      if (h?.generation === m.generation) h.validUntil = started + options.claimWindowMs;
+      if (h?.generation !== m.generation) continue;
+      if (kept.has(m.shard)) h.validUntil = started + options.claimWindowMs;
+      else {
+        // Expired before this renewal (a pause outlived it): another process may be taking it over, so
+        // nothing more is claimed from it under this generation. The next round takes it again if nobody did.
+        held.delete(m.shard);
+        releasing.delete(m.shard);
+        logger.warn("lost a shard lease (a pause or a partition outlived it)", { shard: m.shard });
+      }
       version++;
     }
   }

@@ -17,12 +17,17 @@ export interface ShardRepository {
    * backend. Answers the shards won; older generations of those shards are forgotten.
    */
   acquire(leases: readonly ShardLease[]): Promise<number[]>;
-  /** Moves the expiry of the owner's leases of these generations. */
+  /**
+   * Moves the expiry of the owner's leases of these generations that have not expired at `now`, and
+   * answers their shards. An expired lease is not renewed: another process may be taking that shard over
+   * (its next generation), so the owner must count it as lost.
+   */
   renew(
     owner: string,
     leases: readonly Pick<ShardLease, "shard" | "generation">[],
     expiresAt: Date,
-  ): Promise<void>;
+    now: Date,
+  ): Promise<number[]>;
   /** Ends the owner's leases of these generations at once, so another process can take the shards now. */
   release(owner: string, leases: readonly Pick<ShardLease, "shard" | "generation">[]): Promise<void>;
   /** Announces a live process until `expiresAt`. */

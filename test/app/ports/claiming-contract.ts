@@ -227,15 +227,18 @@ export function claimingContract(store: () => Repositories): void {
 
     it("renews and gives back only the owner's own generation", async () => {
       await store().shards.acquire([lease(1, 1, "a", at(100)), lease(2, 1, "a", at(100))]);
-      await store().shards.renew("b", [{ shard: 1, generation: 1 }], at(999));
-      await store().shards.renew(
-        "a",
-        [
-          { shard: 1, generation: 1 },
-          { shard: 2, generation: 2 },
-        ],
-        at(500),
-      );
+      expect(await store().shards.renew("b", [{ shard: 1, generation: 1 }], at(999), at(0))).toEqual([]);
+      expect(
+        await store().shards.renew(
+          "a",
+          [
+            { shard: 1, generation: 1 },
+            { shard: 2, generation: 2 },
+          ],
+          at(500),
+          at(0),
+        ),
+      ).toEqual([1]);
       const byShard = async () => new Map((await store().shards.heads()).map((h) => [h.shard, h]));
       expect((await byShard()).get(1)?.expiresAt).toEqual(at(500));
       expect((await byShard()).get(2)?.expiresAt).toEqual(at(100));
@@ -245,6 +248,27 @@ export function claimingContract(store: () => Repositories): void {
       expect((await byShard()).get(1)?.expiresAt).toEqual(new Date(0));
       expect(await store().shards.acquire([lease(1, 2, "b")])).toEqual([1]);
       expect((await byShard()).get(1)).toEqual(lease(1, 2, "b"));
+    });
+
+    it("does not renew a lease that has expired: another process may be taking the shard over", async () => {
+      await store().shards.acquire([
+        lease(1, 1, "a", at(100)),
+        lease(2, 1, "a", at(300)),
+        lease(3, 1, "a", new Date(0)),
+      ]);
+      const mine = [1, 2, 3].map((shard) => ({ shard, generation: 1 }));
+      // At 100 the first has just expired; the third was given back (the epoch).
+      expect(await store().shards.renew("a", mine, at(900), at(100))).toEqual([2]);
+      const byShard = new Map((await store().shards.heads()).map((h) => [h.shard, h.expiresAt]));
+      expect(byShard).toEqual(
+        new Map([
+          [1, at(100)],
+          [2, at(900)],
+          [3, new Date(0)],
+        ]),
+      );
+      // Its next generation is free to take.
+      expect(await store().shards.acquire([lease(1, 2, "b", at(1000))])).toEqual([1]);
     });
 
     it("knows the live processes by their heartbeats", async () => {
