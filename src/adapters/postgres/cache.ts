@@ -58,6 +58,14 @@ export class ReadCache {
     private readonly clock: () => number = () => performance.now(),
   ) {}
 
+  /**
+   * Whether notifications are known to arrive now: the LISTEN answered and no heartbeat went unanswered
+   * since. The due signals (due-signals.ts) share this connection, so this says whether they work too.
+   */
+  get listening(): boolean {
+    return this.live;
+  }
+
   /** Starts listening; entries are served once the LISTEN has answered. Never rejects. */
   async start(): Promise<void> {
     if (this.closed) return;

@@ -18,13 +18,23 @@ const ENDPOINT_ID = /^[A-Za-z0-9_.:-]{1,100}$/;
  *
  * Announcements made while one is on its way go together in the next statement (a NOTIFY is a
  * transaction, with its commit's flush), so under load there is one statement per round trip, not one
- * per publish. Nothing is announced by a process that holds every shard.
+ * per publish. Nothing is announced by a process that holds every shard, nor while the channel is not
+ * known to work (a pooler in transaction mode drops LISTEN): the publisher then reads for that work
+ * itself, and its reads find the other processes' work in its own shards, as before.
  */
 export class PostgresDueSignals implements DueSignals {
   private readonly waiting = new Set<string>();
   private sending = false;
 
-  constructor(private readonly sql: Sql) {}
+  /** `channel` checks the listening connection this shares (the read cache's heartbeat, ADR 18). */
+  constructor(
+    private readonly sql: Sql,
+    private readonly channel: { readonly listening: boolean },
+  ) {}
+
+  get live(): boolean {
+    return this.channel.listening;
+  }
 
   announce(endpointIds: readonly string[]): void {
     for (const id of endpointIds) this.waiting.add(id);

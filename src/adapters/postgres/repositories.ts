@@ -35,7 +35,7 @@ export function createPostgresRepositories(
     erasures: guarded(new PostgresErasures(sql)),
     settings: guarded(new PostgresSettings(sql)),
     // Like the cache, for a long-running server: due work stored here is announced to its shards' owners.
-    ...(cache ? { due: new PostgresDueSignals(sql) } : {}),
+    ...(cache ? { due: new PostgresDueSignals(sql, cache) } : {}),
     // The ping (every 5 s, and /readyz) also checks that the cache's notifications still arrive.
     ping: cache
       ? async () => {

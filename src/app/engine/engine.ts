@@ -421,7 +421,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     for (const d of accepted.deliveries) {
       const endpoint = endpoints.get(d.webhookId);
       const shard = shardOf(d.webhookId);
-      if (signals !== null && ownership.tenure(shard) === null) theirs.add(d.webhookId);
+      if (signals?.live && ownership.tenure(shard) === null) theirs.add(d.webhookId);
       else if (
         running &&
         endpoint !== undefined &&

@@ -33,6 +33,11 @@ export interface Repositories {
  * next read (at most the one-second schedule), and never loses it.
  */
 export interface DueSignals {
+  /**
+   * Whether announcements are known to get through now (the channel answered its last check). While
+   * not, the engine reads for that work itself, as without signals.
+   */
+  readonly live: boolean;
   /** Announces due work stored for these endpoints. Returns at once and never throws. */
   announce(endpointIds: readonly string[]): void;
   /** Calls `heard` with the endpoints of each announcement (this process's own included) until stopped. */

@@ -25,6 +25,9 @@ afterAll(async () => {
   await db?.cleanup();
 });
 
+/** A channel the read cache's heartbeat found working. */
+const LIVE = { listening: true };
+
 /** Waits until `done` holds; fails the test's expectation after 15 s (a notification takes milliseconds). */
 async function until(done: () => boolean): Promise<void> {
   const deadline = Date.now() + 15_000;
@@ -52,8 +55,8 @@ describe("due signals", () => {
     });
     try {
       const heard: string[][] = [];
-      const stop = await listening(new PostgresDueSignals(sqlThere), heard);
-      const here = new PostgresDueSignals(traced);
+      const stop = await listening(new PostgresDueSignals(sqlThere, LIVE), heard);
+      const here = new PostgresDueSignals(traced, LIVE);
       const [a, b, c, d] = [
         crypto.randomUUID(),
         crypto.randomUUID(),
@@ -91,7 +94,7 @@ describe("due signals", () => {
   it("never throws when the database is gone: the owners' own reads find the work", async () => {
     const gone = openPostgres("postgres://nobody@127.0.0.1:1/none", { connect_timeout: 1 });
     try {
-      const signals = new PostgresDueSignals(gone);
+      const signals = new PostgresDueSignals(gone, LIVE);
       expect(() => signals.announce([crypto.randomUUID()])).not.toThrow();
       const stop = signals.listen(() => {});
       await new Promise((r) => setTimeout(r, 1_500));

@@ -662,8 +662,14 @@ describe("claiming", () => {
       expect(n.due).toBeGreaterThan(0);
     });
 
-    it("tells a shard's owner of the work a publish stored there, where the store can, instead of reading for it", async () => {
-      const bus = dueBus();
+    it.each([
+      ["tells the owner and reads nothing for it", true],
+      [
+        "reads for it itself and announces nothing, as without signals, while the channel is not known to work",
+        false,
+      ],
+    ])("a publish storing work in a shard another process holds %s", async (_, live) => {
+      const bus = Object.assign(dueBus(), { live });
       const t = await engineHarness({ repos: Object.assign(createMemoryRepositories(), { due: bus }) });
       h = t;
       let theirs = await t.endpoints.create(SCOPE, {
@@ -689,9 +695,14 @@ describe("claiming", () => {
       const n = countReads(t);
       await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
       await t.dispatcher.idle();
-      expect(bus.announced).toEqual([[theirs.endpoint.id]]);
-      // A read here would find nothing: it reads this process's shards only.
-      expect(n.due).toBe(0);
+      if (live) {
+        expect(bus.announced).toEqual([[theirs.endpoint.id]]);
+        // A read here would find nothing: it reads this process's shards only.
+        expect(n.due).toBe(0);
+      } else {
+        expect(bus.announced).toEqual([]);
+        expect(n.due).toBeGreaterThan(0);
+      }
       expect(t.sender.requests).toEqual([]);
       expect((await t.history(theirs.endpoint.id)).map((d) => d.status)).toEqual(["pending"]);
     });
@@ -855,6 +866,7 @@ function dueBus() {
   const announced: string[][] = [];
   return {
     announced,
+    live: true,
     get listeners() {
       return listeners.size;
     },
