@@ -1,4 +1,4 @@
-import type { Sql } from "postgres";
+import type { PendingQuery, Row, Sql } from "postgres";
 import type { ShardLease, ShardRepository } from "../../app/ports/shards.ts";
 import { ints, leaseFromRow, type ShardLeaseRow, texts, times } from "./rows.ts";
 
@@ -57,37 +57,30 @@ export class PostgresShards implements ShardRepository {
   }
 
   async renew(owner: string, leases: readonly LeaseKey[], expiresAt: Date, now: Date): Promise<number[]> {
-    if (leases.length === 0) return [];
-    const sql = this.sql;
-    const rows = await sql<{ shard: number }[]>`
-      UPDATE shard_leases l SET expires_at = ${expiresAt}
-      FROM unnest(${ints(
-        sql,
-        leases.map((k) => k.shard),
-      )}::integer[],
-        ${ints(
-          sql,
-          leases.map((k) => k.generation),
-        )}::integer[]) AS k(shard, generation)
-      WHERE l.shard = k.shard AND l.generation = k.generation AND l.owner = ${owner} AND l.expires_at > ${now}
-      RETURNING l.shard`;
-    return rows.map((r) => r.shard);
+    return this.setExpiry(owner, leases, expiresAt, this.sql`AND l.expires_at > ${now}`);
   }
 
   async release(owner: string, leases: readonly LeaseKey[]): Promise<void> {
-    if (leases.length === 0) return;
+    await this.setExpiry(owner, leases, EPOCH, this.sql``);
+  }
+
+  /** Sets the expiry of the owner's leases of these generations that also meet `also`; answers their shards. */
+  private async setExpiry(
+    owner: string,
+    leases: readonly LeaseKey[],
+    expiresAt: Date,
+    also: PendingQuery<Row[]>,
+  ): Promise<number[]> {
+    if (leases.length === 0) return [];
     const sql = this.sql;
-    await sql`
-      UPDATE shard_leases l SET expires_at = ${EPOCH}
-      FROM unnest(${ints(
-        sql,
-        leases.map((k) => k.shard),
-      )}::integer[],
-        ${ints(
-          sql,
-          leases.map((k) => k.generation),
-        )}::integer[]) AS k(shard, generation)
-      WHERE l.shard = k.shard AND l.generation = k.generation AND l.owner = ${owner}`;
+    const shards = leases.map((k) => k.shard);
+    const generations = leases.map((k) => k.generation);
+    const rows = await sql<{ shard: number }[]>`
+      UPDATE shard_leases l SET expires_at = ${expiresAt}
+      FROM unnest(${ints(sql, shards)}::integer[], ${ints(sql, generations)}::integer[]) AS k(shard, generation)
+      WHERE l.shard = k.shard AND l.generation = k.generation AND l.owner = ${owner} ${also}
+      RETURNING l.shard`;
+    return rows.map((r) => r.shard);
   }
 
   async beat(processId: string, expiresAt: Date): Promise<void> {

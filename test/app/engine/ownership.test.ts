@@ -21,11 +21,34 @@ async function until(done: () => boolean, deadlineMs = 5_000): Promise<void> {
   }
 }
 
+/**
+ * One process's ownership on a memory store, on a manual clock and a monotonic time the test moves:
+ * renewals every 10 ms of real time, the round that reads the heads (and would notice a loss) hourly.
+ */
+function owning() {
+  const shards = new MemoryShards();
+  const clock = manualClock();
+  const time = { monotonic: 0 };
+  const ownership = shardOwnership(
+    {
+      shards,
+      clock,
+      logger: silentLogger,
+      metrics: countingMetrics().metrics,
+      processId: "a",
+      drain: async () => {},
+      gained: () => {},
+      monotonic: () => time.monotonic,
+    },
+    { leaseMs: 60_000, claimWindowMs: 45_000, renewEveryMs: 10, tickMs: 3_600_000, drainMs: 100 },
+  );
+  stop = () => ownership.stop();
+  return { shards, clock, time, ownership };
+}
+
 describe("shard ownership", () => {
   it("a renewal that finds a lease expired (a pause outlived it) stops claiming from that shard at once", async () => {
-    const shards = new MemoryShards();
-    const clock = manualClock();
-    let monotonic = 0;
+    const { shards, clock, time, ownership } = owning();
     let renewals = 0;
     const renew = shards.renew.bind(shards);
     shards.renew = async (...args) => {
@@ -33,28 +56,13 @@ describe("shard ownership", () => {
       renewals++;
       return renewed;
     };
-    const ownership = shardOwnership(
-      {
-        shards,
-        clock,
-        logger: silentLogger,
-        metrics: countingMetrics().metrics,
-        processId: "a",
-        drain: async () => {},
-        gained: () => {},
-        monotonic: () => monotonic,
-      },
-      // Renewals every 10 ms of real time; the round that would read the heads and notice, only hourly.
-      { leaseMs: 60_000, claimWindowMs: 45_000, renewEveryMs: 10, tickMs: 3_600_000, drainMs: 100 },
-    );
-    stop = () => ownership.stop();
     ownership.start();
     await ownership.ready();
     expect(ownership.owned).toBe(SHARD_COUNT);
     expect(ownership.mayClaim(5)).toBe(true);
     // A pause longer than the lease: every lease expired, and another process took shard 5 over.
     clock.advance(61_000);
-    monotonic += 61_000;
+    time.monotonic += 61_000;
     expect(ownership.mayClaim(5)).toBe(false);
     const far = new Date(clock.now().getTime() + 60_000);
     expect(await shards.acquire([{ shard: 5, generation: 2, owner: "b", expiresAt: far }])).toEqual([5]);
@@ -69,31 +77,15 @@ describe("shard ownership", () => {
   });
 
   it("a renewal in time keeps every shard claimable for the claim window", async () => {
-    const shards = new MemoryShards();
-    const clock = manualClock();
-    let monotonic = 0;
-    const ownership = shardOwnership(
-      {
-        shards,
-        clock,
-        logger: silentLogger,
-        metrics: countingMetrics().metrics,
-        processId: "a",
-        drain: async () => {},
-        gained: () => {},
-        monotonic: () => monotonic,
-      },
-      { leaseMs: 60_000, claimWindowMs: 45_000, renewEveryMs: 10, tickMs: 3_600_000, drainMs: 100 },
-    );
-    stop = () => ownership.stop();
+    const { clock, time, ownership } = owning();
     ownership.start();
     await ownership.ready();
     clock.advance(40_000);
-    monotonic += 40_000;
+    time.monotonic += 40_000;
     // A renewal that began after the move extends the window from then.
-    const renewedFrom = monotonic;
+    const renewedFrom = time.monotonic;
     await new Promise((r) => setTimeout(r, 50));
-    monotonic = renewedFrom + 44_000;
+    time.monotonic = renewedFrom + 44_000;
     expect(ownership.mayClaim(5)).toBe(true);
     expect(ownership.owned).toBe(SHARD_COUNT);
   });
