@@ -129,9 +129,15 @@ export function deliveryRecords(sql: Sql, ds: readonly Delivery[]): Fragment {
       created_at, shard, erased_at, sequence)`;
 }
 
-/** Fields a publish's first attempt takes from its event, or leaves empty (see `isFirstAttemptOf`). */
-const FIRST_ATTEMPT_OWN = new Set(["id", "webhookId", "url", "status"]);
-const FIRST_ATTEMPT_FROM_EVENT = new Set([
+/**
+ * The fields a publish's first attempt holds: its own four (id, webhookId, url, status) and those it takes
+ * from its event. Every other field is empty (see `isFirstAttemptOf`).
+ */
+const FIRST_ATTEMPT_FIELDS = new Set([
+  "id",
+  "webhookId",
+  "url",
+  "status",
   "tenantId",
   "projectId",
   "eventId",
@@ -163,8 +169,7 @@ export function isFirstAttemptOf(d: Delivery, e: StoredEvent): boolean {
   )
     return false;
   for (const [k, v] of Object.entries(d)) {
-    if (FIRST_ATTEMPT_OWN.has(k) || FIRST_ATTEMPT_FROM_EVENT.has(k)) continue;
-    if (v !== null && v !== undefined) return false;
+    if (!FIRST_ATTEMPT_FIELDS.has(k) && v !== null && v !== undefined) return false;
   }
   return true;
 }

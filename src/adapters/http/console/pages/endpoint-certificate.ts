@@ -6,7 +6,7 @@ import {
   MAX_PRIVATE_KEY_PEM_LENGTH,
 } from "../../../../domain/client-certificate.ts";
 import type { Endpoint } from "../../../../domain/endpoint.ts";
-import { invalid } from "../../../../domain/errors.ts";
+import { invalid, type ValidationIssue } from "../../../../domain/errors.ts";
 import { type Form, field } from "../forms.ts";
 import { csrfField, type Html, time } from "../view.ts";
 
@@ -53,29 +53,28 @@ export function certificateChangeOf(form: Form): ClientCertificateInput | null {
   // Not trimmed: a passphrase may begin or end with a space.
   const raw = Array.isArray(form.passphrase) ? form.passphrase[0] : form.passphrase;
   const passphrase = typeof raw === "string" ? raw : "";
-  const issues = [
-    ...(certificate.trim() ? [] : [{ path: "client_certificate.certificate", message: "is required" }]),
-    ...(privateKey.trim() ? [] : [{ path: "client_certificate.private_key", message: "is required" }]),
-    ...(certificate.length > MAX_CERTIFICATE_PEM_LENGTH
-      ? [
-          {
-            path: "client_certificate.certificate",
-            message: `is over ${MAX_CERTIFICATE_PEM_LENGTH} characters`,
-          },
-        ]
-      : []),
-    ...(privateKey.length > MAX_PRIVATE_KEY_PEM_LENGTH
-      ? [
-          {
-            path: "client_certificate.private_key",
-            message: `is over ${MAX_PRIVATE_KEY_PEM_LENGTH} characters`,
-          },
-        ]
-      : []),
-    ...(passphrase.length > MAX_PASSPHRASE_LENGTH
-      ? [{ path: "client_certificate.passphrase", message: `is over ${MAX_PASSPHRASE_LENGTH} characters` }]
-      : []),
-  ];
+  const issues: ValidationIssue[] = [];
+  const check = (ok: boolean, name: string, message: string) => {
+    if (!ok) issues.push({ path: `client_certificate.${name}`, message });
+  };
+  // `field` trims: an empty box is missing.
+  check(certificate !== "", "certificate", "is required");
+  check(privateKey !== "", "private_key", "is required");
+  check(
+    certificate.length <= MAX_CERTIFICATE_PEM_LENGTH,
+    "certificate",
+    `is over ${MAX_CERTIFICATE_PEM_LENGTH} characters`,
+  );
+  check(
+    privateKey.length <= MAX_PRIVATE_KEY_PEM_LENGTH,
+    "private_key",
+    `is over ${MAX_PRIVATE_KEY_PEM_LENGTH} characters`,
+  );
+  check(
+    passphrase.length <= MAX_PASSPHRASE_LENGTH,
+    "passphrase",
+    `is over ${MAX_PASSPHRASE_LENGTH} characters`,
+  );
   if (issues.length) throw invalid(issues);
   return { certificate, privateKey, passphrase: passphrase || undefined };
 }
