@@ -1,34 +1,9 @@
 import type { Socket } from "node:net";
-import { Agent, buildConnector } from "undici";
-import type { ClientIdentity } from "../../app/ports/sending.ts";
+import type { buildConnector } from "undici";
 
 // Mutual TLS in the senders (ADR 22): connections that present a client certificate are pooled per
 // identity (an endpoint's certificate and key), apart from every other connection, so a connection
 // made with one endpoint's certificate is never used to reach another endpoint's receiver.
-
-/** The connect options of the sender's own Agent that an identity's Agent copies (lookup, timeout, ca). */
-export type ConnectOptions = buildConnector.BuildOptions;
-
-/**
- * An undici Agent presenting this client certificate, otherwise made as the sender's own (`options`,
- * whose `connect` must be an options object). Its connections report what the receiver said about the
- * certificate (see reportingRefusals).
- */
-export function identityAgent(
-  options: Agent.Options & { connect: ConnectOptions },
-  identity: ClientIdentity,
-): Agent {
-  const connector = buildConnector({ ...options.connect, cert: identity.certificate, key: identity.key });
-  return new Agent({ ...options, connect: reportingRefusals(connector, true) });
-}
-
-/**
- * The connect option of an Agent whose connections report a receiver's TLS alert (a receiver that
- * requires a client certificate and got none: certificate_required) rather than the close after it.
- */
-export function reportingTlsAlerts(options: ConnectOptions): buildConnector.connector {
-  return reportingRefusals(buildConnector(options), false);
-}
 
 /** The code of the error a connection presenting a client certificate fails with when the receiver closes it unanswered. */
 export const CLOSED_AFTER_CLIENT_CERTIFICATE = "ERR_TLS_CLOSED_AFTER_CLIENT_CERTIFICATE";

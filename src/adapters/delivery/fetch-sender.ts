@@ -126,7 +126,8 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
         now: new Date(),
       });
     });
-    return sent.finally(() => (presented as Presented | null)?.release());
+    // Only a delivery with a client certificate has something to hand back: no extra promise for the rest.
+    return req.clientCertificate ? sent.finally(() => (presented as Presented | null)?.release()) : sent;
   }
 
   return {

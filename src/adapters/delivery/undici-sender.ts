@@ -1,17 +1,13 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { LookupFunction } from "node:net";
-import { Agent, type Dispatcher } from "undici";
+import { Agent, buildConnector, type Dispatcher } from "undici";
 import type { ClientIdentity, DeliveryRequest, Sender } from "../../app/ports/sending.ts";
 import type { SendOutcome } from "../../domain/delivery.ts";
+import type { EgressProxy } from "../../domain/egress-proxy.ts";
 import { signedHeaders } from "../../domain/signature-scheme.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
 import { classifyFailure } from "./classify.ts";
-import {
-  type ConnectOptions,
-  identityAgent,
-  reportingRefusals,
-  reportingTlsAlerts,
-} from "./client-identities.ts";
+import { reportingRefusals } from "./client-identities.ts";
 import { DeadlineQueue } from "./deadlines.ts";
 import { createGuardedLookup, type Resolve, systemResolve } from "./guarded-lookup.ts";
 import { IdentityPools } from "./identity-pools.ts";
@@ -46,10 +42,16 @@ export interface UndiciSenderOptions {
   proxy?: ProxyRoute | null;
 }
 
+/** One way out (direct, or through the egress proxy): its Agent, and an Agent per client identity (ADR 22). */
+interface Way {
+  agent: Agent;
+  identities: IdentityPools<Agent>;
+}
+
 /** Where a delivery URL goes, worked out once per URL: parsing a URL costs more than signing. */
 interface Target {
-  /** The direct Agent, or the one whose connections tunnel through the egress proxy. */
-  agent: Agent;
+  /** Direct, or with connections that tunnel through the egress proxy. */
+  way: Way;
   origin: string;
   path: string;
   /** Why nothing may be sent there, or null. */
@@ -80,20 +82,27 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
   };
-  const connect: ConnectOptions = {
+  const connect: buildConnector.BuildOptions = {
     timeout: options.timeoutMs,
     lookup,
     ...(options.ca !== undefined ? { ca: options.ca } : {}),
   };
-  const agent = new Agent({ ...pool, connect: reportingTlsAlerts(connect) });
-  // Endpoints with a client certificate: an Agent per identity, made like this one (ADR 22).
-  const identities = new IdentityPools((identity) => identityAgent({ ...pool, connect }, identity));
+  // Every Agent's connections report what the receiver said about TLS (client-identities.ts); endpoints
+  // with a client certificate get an Agent per identity, made like the shared one (ADR 22).
+  const agentOn = (connector: buildConnector.connector, presentsCertificate: boolean) =>
+    new Agent({ ...pool, connect: reportingRefusals(connector, presentsCertificate) });
+  const direct: Way = {
+    agent: agentOn(buildConnector(connect), false),
+    identities: new IdentityPools((identity) =>
+      agentOn(buildConnector({ ...connect, cert: identity.certificate, key: identity.key }), true),
+    ),
+  };
   const route = options.proxy ?? null;
   // Through the egress proxy (ADR 21): the same, each connection a tunnel to the address Herald checked,
   // the client certificate (if any) presented inside it.
-  const tunnel = (identity?: ClientIdentity) =>
+  const tunnel = (proxy: EgressProxy, identity?: ClientIdentity) =>
     tunnelConnector({
-      proxy: route!.proxy,
+      proxy,
       resolve,
       isBlocked,
       ca: options.ca,
@@ -101,11 +110,11 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
       cert: identity?.certificate,
       key: identity?.key,
     });
-  const proxied = route ? new Agent({ ...pool, connect: reportingRefusals(tunnel(), false) }) : null;
-  const proxiedIdentities = route
-    ? new IdentityPools(
-        (identity) => new Agent({ ...pool, connect: reportingRefusals(tunnel(identity), true) }),
-      )
+  const proxied: Way | null = route
+    ? {
+        agent: agentOn(tunnel(route.proxy), false),
+        identities: new IdentityPools((identity) => agentOn(tunnel(route.proxy, identity), true)),
+      }
     : null;
   const deadlines = new DeadlineQueue(options.timeoutMs);
   const targets = new Map<string, Target>();
@@ -116,13 +125,13 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
       const url = deliveryUrl(raw);
       t = url
         ? {
-            agent: proxied && viaProxy(route, url.hostname) ? proxied : agent,
+            way: proxied && viaProxy(route, url.hostname) ? proxied : direct,
             origin: url.origin,
             path: `${url.pathname}${url.search}`,
             // A literal IP is connected to without a lookup, so the guard in `lookup` never sees it.
             refused: isIpLiteral(url.hostname) && isBlocked(url.hostname) ? "blocked_address" : null,
           }
-        : { agent, origin: "", path: "", refused: "connection_error" };
+        : { way: direct, origin: "", path: "", refused: "connection_error" };
       if (targets.size >= TARGET_CACHE_LIMIT) targets.clear();
       targets.set(raw, t);
     }
@@ -138,9 +147,7 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
       const exchange = new Exchange(start, done);
       exchange.deadline = deadlines.watch(() => exchange.timeout());
       try {
-        const dispatcher = req.clientCertificate
-          ? (t.agent === agent ? identities : proxiedIdentities!).get(req.clientCertificate)
-          : t.agent;
+        const dispatcher = req.clientCertificate ? t.way.identities.get(req.clientCertificate) : t.way.agent;
         dispatcher.dispatch(
           { origin: t.origin, path: t.path, method: "POST", headers, body: req.body },
           exchange,
@@ -154,7 +161,8 @@ export function createUndiciSender(options: UndiciSenderOptions): Sender {
   return {
     send,
     async close() {
-      await Promise.all([agent.close(), proxied?.close(), identities.close(), proxiedIdentities?.close()]);
+      const ways = proxied ? [direct, proxied] : [direct];
+      await Promise.all(ways.flatMap((way) => [way.agent.close(), way.identities.close()]));
     },
   };
 }

@@ -10,7 +10,8 @@ export interface SchedulerHandle {
 /**
  * The safety net behind the dispatcher's immediate wake-ups: every second it claims due work (retries
  * that came due, leases of crashed processes), every 30 s it finishes interrupted fan-outs, disables
- * failing endpoints and publishes the operational events still owed (ADR 20), every hour it applies retention. `protect` keeps a slow run from overlapping itself.
+ * failing endpoints and publishes the operational events still owed (ADR 20), every hour it applies
+ * retention. `protect` keeps a slow run from overlapping itself.
  */
 export function startScheduler(
   dispatcher: Dispatcher,
