@@ -89,13 +89,13 @@ export interface ChangedEndpoint {
 
 const PUBLIC_KEY_CACHE_LIMIT = 10_000;
 
-/** Registering, reading, changing and removing endpoints. */
 /** What the endpoint use cases tell the rest of the process. */
 export interface EndpointHooks {
   /** An endpoint was just disabled by hand: its endpoint.disabled event is due (ADR 20). */
   disabled?(endpointId: string): void;
 }
 
+/** Registering, reading, changing and removing endpoints. */
 export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
   const { repos, clock, ids, cipher } = deps;
 

@@ -165,8 +165,14 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
     now: Date,
     traceparent?: string,
   ): Promise<Delivery[] | null> {
-    const event = storedEvent(scope, envelope, targets, now, await recipientKeyOf(scope, envelope));
-    if (traceparent !== undefined) event.traceparent = traceparent;
+    const event = storedEvent(
+      scope,
+      envelope,
+      targets,
+      now,
+      await recipientKeyOf(scope, envelope),
+      traceparent,
+    );
     const deliveries = await firstDeliveries(event, targets, now);
     if (repos.events.insertWithDeliveries) {
       // One transaction: no window in which deliveries wait for their event (docs/adr/0018-postgres-store.md).
@@ -192,6 +198,7 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
     targets: readonly Endpoint[],
     now: Date,
     recipientKey: string | null,
+    traceparent: string | undefined,
   ): StoredEvent {
     return {
       id: envelope.id,
@@ -207,7 +214,7 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
       recipientKey,
       // Taken as late as possible before the write: a publish that begins after this one answered is later.
       sequence: nextSequence(clock.now()),
-      traceparent: null,
+      traceparent: traceparent ?? null,
     };
   }
 
@@ -225,11 +232,9 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
     now: Date,
   ): Promise<({ ok: Delivery[] | null } | { error: unknown })[]> {
     const keys = await Promise.all(items.map((it) => recipientKeyOf(scope, it.envelope)));
-    const events = items.map((it, i) => {
-      const event = storedEvent(scope, it.envelope, it.targets, now, keys[i] ?? null);
-      if (it.traceparent !== undefined) event.traceparent = it.traceparent;
-      return event;
-    });
+    const events = items.map((it, i) =>
+      storedEvent(scope, it.envelope, it.targets, now, keys[i] ?? null, it.traceparent),
+    );
     const deliveries = await Promise.all(events.map((e, i) => firstDeliveries(e, items[i]!.targets, now)));
     let stored: PromiseSettledResult<boolean>[];
     const insertWithDeliveries = repos.events.insertWithDeliveries?.bind(repos.events);

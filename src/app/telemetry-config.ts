@@ -51,10 +51,12 @@ const DEFAULT_ENDPOINT = "http://localhost:4318";
 
 /** The telemetry settings, or null when neither traces nor metrics are exported (the default). */
 export function parseTelemetryConfig(env: Record<string, string | undefined>): TelemetryConfig | null {
-  const get = (name: string) => {
-    const v = env[name]?.trim();
-    return v === undefined || v === "" ? undefined : v;
-  };
+  const get = (name: string) => setting(env, name);
+  /** The signal's own variable when it is set, else the general one. */
+  const specific = (signal: "TRACES" | "METRICS", suffix: string) =>
+    get(`OTEL_EXPORTER_OTLP_${signal}_${suffix}`) !== undefined
+      ? `OTEL_EXPORTER_OTLP_${signal}_${suffix}`
+      : `OTEL_EXPORTER_OTLP_${suffix}`;
   const disabled = get("OTEL_SDK_DISABLED")?.toLowerCase();
   if (disabled !== undefined && disabled !== "true" && disabled !== "false")
     throw new TelemetryConfigError("OTEL_SDK_DISABLED", `must be true or false (got "${disabled}")`);
@@ -87,9 +89,7 @@ export function parseTelemetryConfig(env: Record<string, string | undefined>): T
     } catch {}
     if (parsed === null || (parsed.protocol !== "http:" && parsed.protocol !== "https:"))
       throw new TelemetryConfigError(name, "must be an http:// or https:// URL");
-    const protocolName = get(`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`)
-      ? `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`
-      : "OTEL_EXPORTER_OTLP_PROTOCOL";
+    const protocolName = specific(signal, "PROTOCOL");
     const protocol = get(protocolName) ?? "http/protobuf";
     if (protocol !== "http/protobuf" && protocol !== "http/json")
       throw new TelemetryConfigError(
@@ -103,13 +103,7 @@ export function parseTelemetryConfig(env: Record<string, string | undefined>): T
         ...headerList(env, "OTEL_EXPORTER_OTLP_HEADERS"),
         ...headerList(env, `OTEL_EXPORTER_OTLP_${signal}_HEADERS`),
       },
-      timeoutMs: millis(
-        env,
-        get(`OTEL_EXPORTER_OTLP_${signal}_TIMEOUT`)
-          ? `OTEL_EXPORTER_OTLP_${signal}_TIMEOUT`
-          : "OTEL_EXPORTER_OTLP_TIMEOUT",
-        10_000,
-      ),
+      timeoutMs: millis(env, specific(signal, "TIMEOUT"), 10_000),
     };
   };
 
@@ -150,9 +144,15 @@ export function parseTelemetryConfig(env: Record<string, string | undefined>): T
   };
 }
 
-function millis(env: Record<string, string | undefined>, name: string, fallback: number): number {
+/** A variable's value, trimmed; undefined when it is unset or blank. */
+function setting(env: Record<string, string | undefined>, name: string): string | undefined {
   const text = env[name]?.trim();
-  if (text === undefined || text === "") return fallback;
+  return text === undefined || text === "" ? undefined : text;
+}
+
+function millis(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const text = setting(env, name);
+  if (text === undefined) return fallback;
   if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 3_600_000)
     throw new TelemetryConfigError(
       name,
@@ -163,9 +163,9 @@ function millis(env: Record<string, string | undefined>, name: string, fallback:
 
 /** `key1=value1,key2=value2`, values percent-encoded (the OTel specification's format). */
 function keyValues(env: Record<string, string | undefined>, name: string): Record<string, string> {
-  const text = env[name]?.trim();
+  const text = setting(env, name);
   const out: Record<string, string> = {};
-  if (text === undefined || text === "") return out;
+  if (text === undefined) return out;
   for (const item of text.split(",")) {
     if (item.trim() === "") continue;
     const at = item.indexOf("=");

@@ -79,6 +79,7 @@ export function clientCertificateShapeIssues(
     });
   }
   const keys = input.privateKey.match(KEY_BLOCK) ?? [];
+  const encrypted = isEncryptedKeyPem(input.privateKey);
   if (keys.length !== 1) {
     issues.push({
       path: `${path}.private_key`,
@@ -87,12 +88,12 @@ export function clientCertificateShapeIssues(
           ? "holds more than one private key"
           : "is not a PEM private key (expected -----BEGIN PRIVATE KEY-----, RSA PRIVATE KEY, EC PRIVATE KEY or ENCRYPTED PRIVATE KEY)",
     });
-  } else if (isEncryptedKeyPem(input.privateKey) && !input.passphrase) {
+  } else if (encrypted && !input.passphrase) {
     issues.push({
       path: `${path}.passphrase`,
       message: "is required: the private key is encrypted (Herald decrypts it once and seals it at rest)",
     });
-  } else if (!isEncryptedKeyPem(input.privateKey) && input.passphrase !== undefined) {
+  } else if (!encrypted && input.passphrase !== undefined) {
     issues.push({ path: `${path}.passphrase`, message: "is given but the private key is not encrypted" });
   }
   return issues;

@@ -172,19 +172,20 @@ export function pacer(deps: PacerDeps, options: PacerOptions) {
       for (const p of ready) {
         const limit = p.endpoint.rateLimit;
         if (limit === null) {
+          // Checked at the start, not only at the claim: preparing it (reads) may have outlived the
+          // shard's claim window, and a send started after it could outlast the lease (ADR 9).
+          const mayStart = deps.mayStart(shardOf(p.delivery.webhookId));
           // The limit was removed: what waited for it goes now.
           const old = lanes.get(p.endpoint.id);
           if (old) {
             lanes.delete(p.endpoint.id);
             if (old.timer) clearTimeout(old.timer);
             for (const w of old.waiting.splice(0)) {
-              if (deps.mayStart(old.shard)) deps.start(w, new Date(now), true);
+              if (mayStart) deps.start(w, new Date(now), true);
               else deps.giveBack(w, true);
             }
           }
-          // Checked at the start, not only at the claim: preparing it (reads) may have outlived the
-          // shard's claim window, and a send started after it could outlast the lease (ADR 9).
-          if (deps.mayStart(shardOf(p.delivery.webhookId))) deps.start(p, new Date(now), false);
+          if (mayStart) deps.start(p, new Date(now), false);
           else deps.giveBack(p, false);
           continue;
         }
