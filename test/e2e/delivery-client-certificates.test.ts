@@ -40,7 +40,8 @@ describe("mutual TLS (real process, receiver requiring a client certificate)", (
     await world?.close();
   });
 
-  it("presents the endpoint's certificate, then its replacement; without one the attempt is tls_error", async () => {
+  /** A project of its own: its token and client, and an endpoint presenting alice's certificate to `rx`. */
+  async function aliceEndpoint() {
     const token = await world.newToken();
     const api = createHeraldClient({ baseUrl: herald.baseUrl, token });
     const created = await unwrap(
@@ -52,6 +53,11 @@ describe("mutual TLS (real process, receiver requiring a client certificate)", (
         },
       }),
     );
+    return { token, api, created };
+  }
+
+  it("presents the endpoint's certificate, then its replacement; without one the attempt is tls_error", async () => {
+    const { token, api, created } = await aliceEndpoint();
     const path = { id: created.id };
     const attempt = async () => {
       const r = await publishRaw(herald.baseUrl, token, eventBody("message.delivered"), randomUUID());
@@ -100,17 +106,7 @@ describe("mutual TLS (real process, receiver requiring a client certificate)", (
   });
 
   it("keeps the key sealed in the database while it is set", async () => {
-    const token = await world.newToken();
-    const api = createHeraldClient({ baseUrl: herald.baseUrl, token });
-    const created = await unwrap(
-      api.POST("/api/v1/webhooks", {
-        body: {
-          url: rx.url,
-          events: ["message.delivered"],
-          client_certificate: { certificate: clients.alice.cert, private_key: clients.alice.key },
-        },
-      }),
-    );
+    const { created } = await aliceEndpoint();
     const [row] = await world.sql<{ client_certificate: Record<string, unknown> }[]>`
       SELECT client_certificate FROM endpoints WHERE id = ${created.id}`;
     const stored = row!.client_certificate;

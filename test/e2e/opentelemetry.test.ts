@@ -155,6 +155,33 @@ const attemptFacts = (a: ReceivedSpan) => ({
   spanStatus: a.statusCode,
 });
 
+/**
+ * A module hook for a Herald process that records every @opentelemetry/* import it resolves: start the
+ * process with `nodeOptions` as NODE_OPTIONS, then `resolved()` is what it recorded, one a line.
+ */
+function importProbe(prefix: string) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const record = join(dir, "resolved.txt");
+  writeFileSync(record, "");
+  writeFileSync(
+    join(dir, "hooks.mjs"),
+    `import { appendFileSync } from "node:fs";
+export async function resolve(specifier, context, next) {
+  if (specifier.includes("@opentelemetry/")) appendFileSync(${JSON.stringify(record)}, specifier + "\\n");
+  return next(specifier, context);
+}`,
+  );
+  writeFileSync(
+    join(dir, "register.mjs"),
+    `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(join(dir, "hooks.mjs")).href)});`,
+  );
+  return {
+    nodeOptions: `--import ${pathToFileURL(join(dir, "register.mjs")).href}`,
+    resolved: () => readFileSync(record, "utf8"),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
 describe("OpenTelemetry over OTLP/HTTP", () => {
   it("on Node (protobuf): an attempt retried by another process, after a restart, is in the publisher's trace", async () => {
     const otlp = await startOtlpReceiver();
@@ -358,69 +385,38 @@ describe("OpenTelemetry over OTLP/HTTP", () => {
   });
 
   it("with no OTEL_* variable: the SDK is never loaded, nothing is exported, and no traceparent is sent", async () => {
-    // A module hook in the Herald process records every @opentelemetry/* import it resolves.
-    const dir = mkdtempSync(join(tmpdir(), "herald-otel-off-"));
-    const record = join(dir, "resolved.txt");
-    writeFileSync(record, "");
-    writeFileSync(
-      join(dir, "hooks.mjs"),
-      `import { appendFileSync } from "node:fs";
-export async function resolve(specifier, context, next) {
-  if (specifier.includes("@opentelemetry/")) appendFileSync(${JSON.stringify(record)}, specifier + "\\n");
-  return next(specifier, context);
-}`,
-    );
-    writeFileSync(
-      join(dir, "register.mjs"),
-      `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(join(dir, "hooks.mjs")).href)});`,
-    );
+    const probe = importProbe("herald-otel-off-");
     const receiver = await startReceiver({ tls: world.tls, secrets: [], behaviour: behaviours.status(200) });
     try {
-      const herald = await start({
-        NODE_OPTIONS: `--import ${pathToFileURL(join(dir, "register.mjs")).href}`,
-      });
+      const herald = await start({ NODE_OPTIONS: probe.nodeOptions });
       const { token } = await project(herald.baseUrl, receiver);
       await publish(herald.baseUrl, token, eventBody("message.delivered"), publisherTrace().traceparent);
       const [request] = await receiver.waitFor(1);
       expect(request!.headers.traceparent).toBeUndefined();
       expect(await herald.stop()).toBe(0);
-      expect(readFileSync(record, "utf8")).toBe("");
+      expect(probe.resolved()).toBe("");
     } finally {
       await receiver.close();
-      rmSync(dir, { recursive: true, force: true });
+      probe.remove();
     }
   });
 
   it("the probe of the test above sees the SDK when telemetry is on (so its silence means something)", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "herald-otel-on-"));
-    const record = join(dir, "resolved.txt");
-    writeFileSync(record, "");
-    writeFileSync(
-      join(dir, "hooks.mjs"),
-      `import { appendFileSync } from "node:fs";
-export async function resolve(specifier, context, next) {
-  if (specifier.includes("@opentelemetry/")) appendFileSync(${JSON.stringify(record)}, specifier + "\\n");
-  return next(specifier, context);
-}`,
-    );
-    writeFileSync(
-      join(dir, "register.mjs"),
-      `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(join(dir, "hooks.mjs")).href)});`,
-    );
+    const probe = importProbe("herald-otel-on-");
     const otlp = await startOtlpReceiver();
     try {
       const herald = await start({
         ...otelEnv(otlp, "http/protobuf"),
         OTEL_METRICS_EXPORTER: "none",
-        NODE_OPTIONS: `--import ${pathToFileURL(join(dir, "register.mjs")).href}`,
+        NODE_OPTIONS: probe.nodeOptions,
       });
       expect(await herald.stop()).toBe(0);
-      expect(readFileSync(record, "utf8")).toContain("@opentelemetry/sdk-trace-base");
+      expect(probe.resolved()).toContain("@opentelemetry/sdk-trace-base");
       // Metrics were switched off by OTEL_METRICS_EXPORTER=none: nothing came to /v1/metrics.
       expect(otlp.exports.filter((e) => e.path === "/v1/metrics")).toEqual([]);
     } finally {
       await otlp.close();
-      rmSync(dir, { recursive: true, force: true });
+      probe.remove();
     }
   });
 });

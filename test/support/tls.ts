@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
+/** A new P-256 key, unencrypted, for `openssl req`. */
+const EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
 
 /** A throwaway certificate authority and a server certificate it signed, as files and as PEM text. */
 export interface TestTls {
@@ -21,7 +23,6 @@ export interface TestTls {
   key: string;
 }
 
-const cache = new Map<string, Promise<TestTls>>();
 const dirs: string[] = [];
 process.once("exit", () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -34,13 +35,22 @@ process.once("exit", () => {
  * `testTls()`. The directory is removed when the process exits.
  */
 export function testTls(name = "default"): Promise<TestTls> {
-  let pending = cache.get(name);
-  if (!pending) {
-    pending = generate(name);
-    cache.set(name, pending);
-    pending.catch(() => cache.delete(name));
-  }
-  return pending;
+  return serverTls(name);
+}
+const serverTls = oncePerName(generate);
+
+/** `make` run once per name for the process; a failed run is forgotten, so the next ask tries again. */
+function oncePerName<T>(make: (name: string) => Promise<T>): (name: string) => Promise<T> {
+  const made = new Map<string, Promise<T>>();
+  return (name) => {
+    let pending = made.get(name);
+    if (!pending) {
+      pending = make(name);
+      made.set(name, pending);
+      pending.catch(() => made.delete(name));
+    }
+    return pending;
+  };
 }
 
 /** A fresh temp directory, removed when the process exits, and an openssl CLI runner inside it. */
@@ -58,31 +68,52 @@ function workspace(prefix: string) {
       );
     }
   };
-  return { dir, p, openssl };
+  /** A self-signed CA for `subject`: ca.key and ca.crt. */
+  const ca = (subject: string) =>
+    openssl(
+      "req",
+      "-x509",
+      ...EC_KEY,
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.crt",
+      "-days",
+      "7",
+      "-subj",
+      subject,
+      "-addext",
+      "basicConstraints=critical,CA:TRUE",
+      "-addext",
+      "keyUsage=critical,keyCertSign,cRLSign",
+    );
+  /** `${file}.key` and `${file}.crt` for `subject`, signed by the CA with the extensions in `extfile`. */
+  const signed = async (file: string, subject: string, extfile: string) => {
+    await openssl("req", ...EC_KEY, "-keyout", `${file}.key`, "-out", `${file}.csr`, "-subj", subject);
+    await openssl(
+      "x509",
+      "-req",
+      "-in",
+      `${file}.csr`,
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      `${file}.crt`,
+      "-days",
+      "7",
+      "-extfile",
+      extfile,
+    );
+  };
+  return { dir, p, openssl, ca, signed };
 }
 
 async function generate(name: string): Promise<TestTls> {
-  const { dir, p, openssl } = workspace(`herald-tls-${name}-`);
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-
-  await openssl(
-    "req",
-    "-x509",
-    ...ec,
-    "-keyout",
-    p("ca.key"),
-    "-out",
-    p("ca.crt"),
-    "-days",
-    "7",
-    "-subj",
-    `/CN=Herald Test CA ${name}`,
-    "-addext",
-    "basicConstraints=critical,CA:TRUE",
-    "-addext",
-    "keyUsage=critical,keyCertSign,cRLSign",
-  );
-  await openssl("req", ...ec, "-keyout", p("server.key"), "-out", p("server.csr"), "-subj", "/CN=localhost");
+  const { dir, p, ca, signed } = workspace(`herald-tls-${name}-`);
+  await ca(`/CN=Herald Test CA ${name}`);
   writeFileSync(
     p("server.ext"),
     [
@@ -95,23 +126,7 @@ async function generate(name: string): Promise<TestTls> {
       "",
     ].join("\n"),
   );
-  await openssl(
-    "x509",
-    "-req",
-    "-in",
-    p("server.csr"),
-    "-CA",
-    p("ca.crt"),
-    "-CAkey",
-    p("ca.key"),
-    "-CAcreateserial",
-    "-out",
-    p("server.crt"),
-    "-days",
-    "7",
-    "-extfile",
-    p("server.ext"),
-  );
+  await signed("server", "/CN=localhost", "server.ext");
   return {
     dir,
     caCertPath: p("ca.crt"),
@@ -146,39 +161,16 @@ export interface TestClientTls {
 }
 
 export const ENCRYPTED_KEY_PASSPHRASE = "test-only passphrase";
-const clientCache = new Map<string, Promise<TestClientTls>>();
 
 /** A client CA and identities (see TestClientTls), generated with the openssl CLI once per name and process. */
 export function testClientTls(name = "clients"): Promise<TestClientTls> {
-  let pending = clientCache.get(name);
-  if (!pending) {
-    pending = generateClients(name);
-    clientCache.set(name, pending);
-    pending.catch(() => clientCache.delete(name));
-  }
-  return pending;
+  return clientTls(name);
 }
+const clientTls = oncePerName(generateClients);
 
 async function generateClients(name: string): Promise<TestClientTls> {
-  const { dir, p, openssl } = workspace(`herald-mtls-${name}-`);
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  await openssl(
-    "req",
-    "-x509",
-    ...ec,
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
-    "-days",
-    "7",
-    "-subj",
-    `/CN=Herald Test Client CA ${name}`,
-    "-addext",
-    "basicConstraints=critical,CA:TRUE",
-    "-addext",
-    "keyUsage=critical,keyCertSign,cRLSign",
-  );
+  const { dir, p, openssl, ca, signed } = workspace(`herald-mtls-${name}-`);
+  await ca(`/CN=Herald Test Client CA ${name}`);
   writeFileSync(p("client.ext"), "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n");
   writeFileSync(
     p("ca.cnf"),
@@ -199,29 +191,9 @@ async function generateClients(name: string): Promise<TestClientTls> {
   );
   writeFileSync(p("index.txt"), "");
   writeFileSync(p("serial"), "1000\n");
-  const signed = async (cn: string) => {
-    await openssl("req", ...ec, "-keyout", `${cn}.key`, "-out", `${cn}.csr`, "-subj", `/CN=${cn}`);
-    await openssl(
-      "x509",
-      "-req",
-      "-in",
-      `${cn}.csr`,
-      "-CA",
-      "ca.crt",
-      "-CAkey",
-      "ca.key",
-      "-CAcreateserial",
-      "-out",
-      `${cn}.crt`,
-      "-days",
-      "7",
-      "-extfile",
-      "client.ext",
-    );
-  };
-  await signed("alice");
-  await signed("bob");
-  await openssl("req", ...ec, "-keyout", "expired.key", "-out", "expired.csr", "-subj", "/CN=expired");
+  await signed("alice", "/CN=alice", "client.ext");
+  await signed("bob", "/CN=bob", "client.ext");
+  await openssl("req", ...EC_KEY, "-keyout", "expired.key", "-out", "expired.csr", "-subj", "/CN=expired");
   await openssl(
     "ca",
     "-batch",
@@ -244,7 +216,7 @@ async function generateClients(name: string): Promise<TestClientTls> {
   await openssl(
     "req",
     "-x509",
-    ...ec,
+    ...EC_KEY,
     "-keyout",
     "mallory.key",
     "-out",

@@ -1,9 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SendOutcome } from "../../../src/domain/delivery.ts";
 import { behaviours, type Receiver, startReceiver } from "../../support/receiver.ts";
 import { type TestClientTls, testClientTls, testTls } from "../../support/tls.ts";
-import { bin, fixtureRuntimes, root, run, runs } from "./fixture-runtimes.ts";
+import { fixtureRuntimes, runs, sendOn } from "./fixture-runtimes.ts";
 import { closedPort, SECRET, standardWebhooksVerdict, verifyStandardWebhooks } from "./helpers.ts";
 
 // The Fetch sender on the runtimes it is for, in child processes, against the HTTPS receiver with
@@ -71,12 +70,7 @@ describe.each(RUNTIMES)("createFetchSender on $name", (runtime) => {
       },
     ];
     const before = rx.requests.length;
-    const { stdout } = await run(bin(runtime.name), [...runtime.args, JSON.stringify(cases), SECRET], {
-      cwd: root,
-      env: { ...process.env, ...runtime.trust(caPath) },
-      timeout: 60_000,
-    });
-    const out = JSON.parse(stdout.trim().split("\n").at(-1) ?? "[]") as SendOutcome[];
+    const out = await sendOn(runtime, cases, SECRET, caPath);
     const summary = out.map((o) => [o.error, o.responseStatus]);
     expect(summary).toEqual([
       [null, 200],
@@ -149,12 +143,7 @@ describe.each(RUNTIMES)("createFetchSender on $name", (runtime) => {
       { url: `https://127.0.0.1:${port}/webhook`, clientCertificate: a },
     ];
     const before = mtls.requests.length;
-    const { stdout } = await run(bin(runtime.name), [...runtime.args, JSON.stringify(cases), SECRET], {
-      cwd: root,
-      env: { ...process.env, ...runtime.trust(caPath) },
-      timeout: 60_000,
-    });
-    const out = JSON.parse(stdout.trim().split("\n").at(-1) ?? "[]") as SendOutcome[];
+    const out = await sendOn(runtime, cases, SECRET, caPath);
     const summary = out.map((o) => [o.error, o.responseStatus]);
     // A receiver's refusal after the handshake: Deno names TLS in every case; Bun reports a missing
     // certificate as a TLS failure and a refused one as a reset connection (README, "Mutual TLS").

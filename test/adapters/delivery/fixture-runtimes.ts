@@ -1,6 +1,7 @@
 import { execFile, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import type { SendOutcome } from "../../../src/domain/delivery.ts";
 
 // Runs a sender fixture (fixtures/*.ts) on Bun and Deno in child processes, with the test CA trusted each
 // runtime's own way (Bun: NODE_EXTRA_CA_CERTS; Deno: DENO_CERT). Shared by the *-runtimes.test.ts files.
@@ -19,4 +20,24 @@ export function fixtureRuntimes(fixture: string) {
       trust: (ca: string) => ({ DENO_CERT: ca }),
     },
   ] as const;
+}
+
+type FixtureRuntime = ReturnType<typeof fixtureRuntimes>[number];
+
+/**
+ * Runs a send fixture on `runtime` with `cases` (as JSON) and `secret`, trusting the CA at `caPath`;
+ * answers the outcomes it printed on its last line.
+ */
+export async function sendOn(
+  runtime: FixtureRuntime,
+  cases: unknown[],
+  secret: string,
+  caPath: string,
+): Promise<SendOutcome[]> {
+  const { stdout } = await run(bin(runtime.name), [...runtime.args, JSON.stringify(cases), secret], {
+    cwd: root,
+    env: { ...process.env, ...runtime.trust(caPath) },
+    timeout: 60_000,
+  });
+  return JSON.parse(stdout.trim().split("\n").at(-1) ?? "[]") as SendOutcome[];
 }

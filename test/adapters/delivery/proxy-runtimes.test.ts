@@ -1,10 +1,9 @@
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SendOutcome } from "../../../src/domain/delivery.ts";
 import { type ConnectProxy, startConnectProxy } from "../../support/connect-proxy.ts";
 import { behaviours, type Receiver, startReceiver } from "../../support/receiver.ts";
 import { testTls } from "../../support/tls.ts";
-import { bin, fixtureRuntimes, root, run, runs } from "./fixture-runtimes.ts";
+import { fixtureRuntimes, runs, sendOn } from "./fixture-runtimes.ts";
 import { closedPort, SECRET } from "./helpers.ts";
 
 // The fetch sender's proxied path on the runtimes it is for (Bun and Deno), in child processes, through
@@ -70,12 +69,7 @@ describe.each(RUNTIMES)("createFetchSender through an egress proxy on $name", (r
       },
     ];
     const before = { proxy: px.requests.length, rx: rx.requests.length, plain: plain.requests.length };
-    const { stdout } = await run(bin(runtime.name), [...runtime.args, JSON.stringify(cases), SECRET], {
-      cwd: root,
-      env: { ...process.env, ...runtime.trust(caPath) },
-      timeout: 60_000,
-    });
-    const out = JSON.parse(stdout.trim().split("\n").at(-1) ?? "[]") as SendOutcome[];
+    const out = await sendOn(runtime, cases, SECRET, caPath);
     expect(out.map((o) => [o.error, o.responseStatus])).toEqual([
       [null, 200],
       ["tls_error", null],

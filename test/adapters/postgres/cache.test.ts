@@ -52,6 +52,16 @@ async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): P
   }
 }
 
+/** Runs `write`, then waits until the cache has heard `changes` changes since it began. */
+async function heard(write: () => Promise<unknown>, changes = 1) {
+  const before = cache.mark();
+  await write();
+  await eventually(
+    async () => cache.mark(),
+    (g) => g >= before + changes,
+  );
+}
+
 /** A client that counts the statements sent through it that read `table`. */
 function countingReads(sql: Sql, table: string) {
   let n = 0;
@@ -74,12 +84,7 @@ describe("the read cache", () => {
     const endpoints = createPostgresRepositories(spyE.sql, undefined, cache).endpoints;
     const token = aToken(scope);
     // The insert drops the cache here at once, and again when its own notification comes back.
-    const before = cache.mark();
-    await tokens.insert(token);
-    await eventually(
-      async () => cache.mark(),
-      (g) => g >= before + 2,
-    );
+    await heard(() => tokens.insert(token), 2);
     expect(await tokens.findByHash(token.hash)).toEqual(token);
     expect(await tokens.findByHash(token.hash)).toEqual(token);
     expect(spy.reads()).toBe(1);
@@ -111,12 +116,7 @@ describe("the read cache", () => {
   it("makes one read for callers that miss the same entry together, and none for a caller after a change", async () => {
     const scope = newScope();
     const token = aToken(scope);
-    const before = cache.mark();
-    await there.tokens.insert(token);
-    await eventually(
-      async () => cache.mark(),
-      (g) => g > before,
-    );
+    await heard(() => there.tokens.insert(token));
     const spy = countingReads(sqlHere, "tokens");
     const tokens = createPostgresRepositories(spy.sql, undefined, cache).tokens;
     const found = await Promise.all(Array.from({ length: 16 }, () => tokens.findByHash(token.hash)));
@@ -203,12 +203,7 @@ describe("the read cache", () => {
     const spy = countingReads(sqlHere, "tokens");
     const tokens = createPostgresRepositories(spy.sql, undefined, cache).tokens;
     const token = aToken(scope);
-    const before = cache.mark();
-    await there.tokens.insert(token);
-    await eventually(
-      async () => cache.mark(),
-      (g) => g > before,
-    );
+    await heard(() => there.tokens.insert(token));
     await tokens.findByHash(token.hash);
     now += CACHE_TTL_MS;
     await tokens.findByHash(token.hash);
@@ -226,12 +221,7 @@ describe("the read cache", () => {
   it("serves nothing when its heartbeat does not come back, and nothing before it listens", async () => {
     const scope = newScope();
     const token = aToken(scope);
-    const before = cache.mark();
-    await there.tokens.insert(token);
-    await eventually(
-      async () => cache.mark(),
-      (g) => g > before,
-    );
+    await heard(() => there.tokens.insert(token));
     const idle = new ReadCache(sqlHere, () => now);
     const spy = countingReads(sqlHere, "tokens");
     const tokens = createPostgresRepositories(spy.sql, undefined, idle).tokens;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createMemoryRepositories } from "../../../src/adapters/memory/repositories.ts";
 import { assignShards, shardOf } from "../../../src/domain/shards.ts";
-import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
+import { engineHarness, SCOPE, sampleMessage, scriptedSender, until } from "../../support/engine-harness.ts";
 
 type Harness = Awaited<ReturnType<typeof engineHarness>>;
 let h: Harness | null = null;
@@ -859,7 +859,6 @@ describe("claiming", () => {
   });
 });
 
-/** Polls until `done` holds, failing after a deadline (the engine runs on its own). */
 /** Due signals within one process, for engines sharing one memory store. */
 function dueBus() {
   const listeners = new Set<(endpointIds: readonly string[]) => void>();
@@ -879,12 +878,4 @@ function dueBus() {
       return () => listeners.delete(heard);
     },
   };
-}
-
-async function until(done: () => boolean | Promise<boolean>, deadlineMs = 5_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error("the condition did not hold before the deadline");
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }

@@ -3,7 +3,7 @@ import { MemoryShards } from "../../../src/adapters/memory/shards.ts";
 import { shardOwnership } from "../../../src/app/engine/ownership.ts";
 import { silentLogger } from "../../../src/app/logger.ts";
 import { SHARD_COUNT } from "../../../src/domain/shards.ts";
-import { countingMetrics, manualClock } from "../../support/engine-harness.ts";
+import { countingMetrics, manualClock, until } from "../../support/engine-harness.ts";
 
 // Stage 1 of the engine (ADR 9) on its own: leases, their renewal and what a lost one stops.
 
@@ -12,14 +12,6 @@ afterEach(async () => {
   await stop?.();
   stop = null;
 });
-
-async function until(done: () => boolean, deadlineMs = 5_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!done()) {
-    if (Date.now() > end) throw new Error("the condition did not hold before the deadline");
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /**
  * One process's ownership on a memory store, on a manual clock and a monotonic time the test moves:
