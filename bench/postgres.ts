@@ -112,23 +112,35 @@ export class BenchDatabase {
   /**
    * CPU seconds used so far by the server's processes: every child of the postmaster that is alive, and
    * the postmaster with its reaped children (a backend that exits adds its time to the postmaster's
-   * cutime and cstime). null when the server is not on this machine.
+   * cutime and cstime). `byKind` splits the total by what the processes are (their titles): the
+   * connections' backends running statements, autovacuum workers, the WAL writer, the checkpointer and
+   * background writer, other background processes, and `exited`, the processes reaped in between (mostly
+   * autovacuum workers) with the postmaster's own time. null when the server is not on this machine.
    */
-  cpuSeconds(): { total: number; system: number } | null {
+  cpuSeconds(): { total: number; system: number; byKind: Record<PostgresProcessKind, number> } | null {
     if (this.postmaster === null) return null;
     const own = statFields(this.postmaster);
     if (!own) return null;
-    let user = own.utime + own.cutime;
     let system = own.stime + own.cstime;
+    const byKind: Record<PostgresProcessKind, number> = {
+      statements: 0,
+      autovacuum: 0,
+      "wal writer": 0,
+      "checkpointer and background writer": 0,
+      "other background": 0,
+      exited: own.utime + own.stime + own.cutime + own.cstime,
+    };
     for (const entry of readdirSync("/proc")) {
       if (!/^\d+$/.test(entry)) continue;
       const f = statFields(Number(entry));
       if (f && f.ppid === this.postmaster) {
-        user += f.utime;
         system += f.stime;
+        byKind[processKind(Number(entry))] += f.utime + f.stime;
       }
     }
-    return { total: (user + system) / TICKS_PER_SECOND, system: system / TICKS_PER_SECOND };
+    const ticks = Object.values(byKind).reduce((a, b) => a + b, 0);
+    for (const k of Object.keys(byKind) as PostgresProcessKind[]) byKind[k] /= TICKS_PER_SECOND;
+    return { total: ticks / TICKS_PER_SECOND, system: system / TICKS_PER_SECOND, byKind };
   }
 
   /** Drops the run's database (after Herald's processes stopped) and closes both connections. */
@@ -175,6 +187,38 @@ function withDatabase(url: string, name: string): string {
   const u = new URL(url);
   u.pathname = `/${name}`;
   return u.toString();
+}
+
+export type PostgresProcessKind =
+  | "statements"
+  | "autovacuum"
+  | "wal writer"
+  | "checkpointer and background writer"
+  | "other background"
+  | "exited";
+
+/** What a child of the postmaster is, from its title (`postgres: walwriter`, `postgres: user db host(port) idle`). */
+function processKind(pid: number): PostgresProcessKind {
+  let title: string;
+  try {
+    title = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+  } catch {
+    return "exited";
+  }
+  const what = title.replace(/^postgres:\s*/, "");
+  if (what.startsWith("autovacuum worker")) return "autovacuum";
+  if (what.startsWith("walwriter")) return "wal writer";
+  if (what.startsWith("checkpointer") || what.startsWith("background writer")) {
+    return "checkpointer and background writer";
+  }
+  if (
+    /^(autovacuum launcher|logical replication launcher|archiver|stats collector|walsender|walreceiver)/.test(
+      what,
+    )
+  ) {
+    return "other background";
+  }
+  return "statements";
 }
 
 interface Stat {

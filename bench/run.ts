@@ -515,6 +515,16 @@ async function runStore(store: Store, endpoints: number, processes: number) {
         herald_system_cpu_seconds_per_1000: per1000(sys1 - sys0),
         postgres_system_cpu_seconds_per_1000:
           pgCpu0 !== null && pgCpu1 !== null ? per1000(pgCpu1.system - pgCpu0.system) : null,
+        // The same by what PostgreSQL's processes were doing: an autovacuum that falls inside the phase
+        // moves the total by as much as everything else (it cleans up earlier writes too).
+        postgres_cpu_seconds_per_1000_by_process:
+          pgCpu0 !== null && pgCpu1 !== null
+            ? Object.fromEntries(
+                Object.entries(pgCpu1.byKind)
+                  .map(([k, v]) => [k, per1000(v - pgCpu0.byKind[k as keyof typeof pgCpu0.byKind])] as const)
+                  .filter(([, v]) => v > 0),
+              )
+            : null,
         ferretdb_cpu_seconds_per_1000: ferretCpu,
         postgres_cpu_seconds_per_1000: postgresCpu,
         herald_and_database_cpu_seconds_per_1000:
@@ -652,6 +662,13 @@ for (const endpoints of ENDPOINT_COUNTS) {
             ]
           : []),
         `CPU s per 1,000         Herald ${t.herald_cpu_seconds_per_1000} (system ${t.herald_system_cpu_seconds_per_1000}), FerretDB ${t.ferretdb_cpu_seconds_per_1000 ?? "n/a"}, PostgreSQL ${t.postgres_cpu_seconds_per_1000 ?? "n/a"}${t.postgres_system_cpu_seconds_per_1000 === null ? "" : ` (system ${t.postgres_system_cpu_seconds_per_1000})`}; together ${t.herald_and_database_cpu_seconds_per_1000 ?? "n/a"}`,
+        ...(t.postgres_cpu_seconds_per_1000_by_process
+          ? [
+              `PostgreSQL by process   ${Object.entries(t.postgres_cpu_seconds_per_1000_by_process)
+                .map(([k, v]) => `${k} ${v}`)
+                .join(", ")}`,
+            ]
+          : []),
         `machine load            ${t.load_average_before.join(" / ")} → ${t.load_average_after.join(" / ")} (1 / 5 / 15 min, before → after the throughput phase)`,
         `peak RSS (Herald)       ${r.peak_rss_mb} MiB`,
         ...(store === "postgres" ? targetLines(r) : []),
