@@ -3435,7 +3435,7 @@ export interface components {
             /** @example Order service */
             description?: string | null;
             /**
-             * @description Custom headers sent with every delivery to this endpoint (an API key, a routing hint). At most 20 headers and 8192 characters of names and values in all. Names are RFC 7230 tokens of at most 128 characters, unique without regard to case; X-Webhook-*, webhook-*, Proxy-*, User-Agent, Content-Type, Content-Length, Content-Encoding, Host, Expect and the hop-by-hop headers (Connection, Keep-Alive, Transfer-Encoding, TE, Trailer, Upgrade) are refused. Values are printable ASCII, 1-4096 characters, without a space at either end. Values are encrypted at rest and every answer shows them as ********.
+             * @description Custom headers sent with every delivery to this endpoint (an API key, a routing hint). At most 20 headers and 8192 characters of names and values in all. Names are RFC 7230 tokens of at most 128 characters, unique without regard to case; X-Webhook-*, webhook-*, Proxy-*, User-Agent, Content-Type, Content-Length, Content-Encoding, Host, Expect, traceparent, tracestate and the hop-by-hop headers (Connection, Keep-Alive, Transfer-Encoding, TE, Trailer, Upgrade) are refused. Values are printable ASCII, 1-4096 characters, without a space at either end. Values are encrypted at rest and every answer shows them as ********.
              * @example {
              *       "Authorization": "Bearer receiver-api-key"
              *     }
@@ -3639,7 +3639,7 @@ export interface components {
             /** @description false disables the endpoint (`manual`). */
             enabled?: boolean;
             /**
-             * @description A JSON merge patch (RFC 7396) of the custom headers: a value sets a header (replacing one of the same name in any case), null removes one, headers not named stay; `null` removes them all. At most 20 headers and 8192 characters of names and values in all. Names are RFC 7230 tokens of at most 128 characters, unique without regard to case; X-Webhook-*, webhook-*, Proxy-*, User-Agent, Content-Type, Content-Length, Content-Encoding, Host, Expect and the hop-by-hop headers (Connection, Keep-Alive, Transfer-Encoding, TE, Trailer, Upgrade) are refused. Values are printable ASCII, 1-4096 characters, without a space at either end. Values are encrypted at rest and every answer shows them as ********.
+             * @description A JSON merge patch (RFC 7396) of the custom headers: a value sets a header (replacing one of the same name in any case), null removes one, headers not named stay; `null` removes them all. At most 20 headers and 8192 characters of names and values in all. Names are RFC 7230 tokens of at most 128 characters, unique without regard to case; X-Webhook-*, webhook-*, Proxy-*, User-Agent, Content-Type, Content-Length, Content-Encoding, Host, Expect, traceparent, tracestate and the hop-by-hop headers (Connection, Keep-Alive, Transfer-Encoding, TE, Trailer, Upgrade) are refused. Values are printable ASCII, 1-4096 characters, without a space at either end. Values are encrypted at rest and every answer shows them as ********.
              * @example {
              *       "Authorization": "Bearer new-receiver-api-key",
              *       "X-Old-Route": null

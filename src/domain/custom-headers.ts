@@ -30,6 +30,11 @@ const RESERVED_NAMES = new Set([
   "trailer",
   "upgrade",
   "expect",
+  // W3C Trace Context: Herald sends the attempt's own traceparent when tracing is on (ADR 24); a second
+  // one, or a fixed one, would break the receiver's trace. Reserved whether or not tracing is on, so an
+  // endpoint does not change meaning with a deployment setting.
+  "traceparent",
+  "tracestate",
 ]);
 /** Herald's own (X-Webhook-*), the Standard Webhooks headers (webhook-*), and hop-by-hop Proxy-*. */
 const RESERVED_PREFIXES = ["x-webhook-", "webhook-", "proxy-"];
@@ -70,7 +75,7 @@ export function headerInputIssues(headers: Readonly<Record<string, string | null
       issues.push({
         path: at,
         message:
-          "is set by Herald or reserved by HTTP (X-Webhook-*, webhook-*, Content-*, User-Agent, Host, hop-by-hop headers)",
+          "is set by Herald or reserved by HTTP (X-Webhook-*, webhook-*, Content-*, User-Agent, Host, traceparent, tracestate, hop-by-hop headers)",
       });
     } else {
       const other = seen.get(name.toLowerCase());

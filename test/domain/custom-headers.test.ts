@@ -23,7 +23,7 @@ describe("custom header rules", () => {
     ).toEqual([]);
   });
 
-  it("refuses Herald's own, Standard Webhooks', hop-by-hop and framing headers and Host, in any case", () => {
+  it("refuses Herald's own, Standard Webhooks', trace context, hop-by-hop and framing headers and Host, in any case", () => {
     const reserved = [
       "X-Webhook-Id",
       "x-webhook-signature",
@@ -45,6 +45,8 @@ describe("custom header rules", () => {
       "proxy-connection",
       "Host",
       "Expect",
+      "traceparent",
+      "Tracestate",
     ];
     for (const name of reserved) {
       expect(isReservedHeaderName(name), name).toBe(true);

@@ -1,3 +1,4 @@
+import { isReservedHeaderName } from "../../domain/custom-headers.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import { activeSecrets, type Endpoint } from "../../domain/endpoint.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
@@ -111,8 +112,12 @@ export function preparer(deps: { repos: Repositories; cipher: SecretCipher; cloc
         const cached = sealed.map((s) => secrets.get(s));
         const plain = cached.every((x) => x !== undefined) ? cached : await Promise.all(sealed.map(open));
         const headers: [string, string][] = [];
-        for (const h of endpoint.headers)
+        for (const h of endpoint.headers) {
+          // A header stored before its name was reserved (traceparent, tracestate) is not sent: it would
+          // stand beside, or in place of, Herald's own.
+          if (isReservedHeaderName(h.name)) continue;
           headers.push([h.name, secrets.get(h.sealed) ?? (await open(h.sealed))]);
+        }
         const cert = endpoint.clientCertificate;
         const clientCertificate = cert && {
           id: `${endpoint.id}:${cert.sealedKey}`,

@@ -48,4 +48,26 @@ describe("a recorded attempt keeps what it was sent with", () => {
     const pending = history.find((d) => d.status === "pending");
     if (pending) expect([pending.signatureScheme, pending.headerNames]).toEqual([null, null]);
   });
+
+  it("does not send, or record, a custom header stored before its name was reserved (traceparent)", async () => {
+    h = await engineHarness({ sender: scriptedSender(() => ({ ok: true, responseStatus: 200 })) });
+    const t = h;
+    t.dispatcher.start();
+    const { endpoint } = await t.endpoints.create(SCOPE, {
+      url: "https://hooks.example.com/a",
+      events: ["message.delivered"],
+      headers: { "X-Route": "value-a" },
+    });
+    // As an older Herald stored it: the name was allowed then, and the API refuses it now.
+    const [route] = (await t.repos.endpoints.get(SCOPE, endpoint.id))!.headers;
+    await t.repos.endpoints.update(SCOPE, endpoint.id, {
+      headers: [route!, { name: "Traceparent", sealed: route!.sealed }],
+      updatedAt: t.clock.now(),
+    });
+    await t.events.publish(SCOPE, { type: "message.delivered", data: sampleMessage() });
+    await t.drain();
+    expect(t.sender.requests.map((r) => r.headers)).toEqual([[["X-Route", "value-a"]]]);
+    const [sent] = await t.history(endpoint.id);
+    expect(sent!.headerNames).toEqual(["X-Route"]);
+  });
 });

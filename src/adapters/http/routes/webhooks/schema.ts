@@ -54,7 +54,7 @@ const headerValue = z.string().openapi({
   maxLength: MAX_HEADER_VALUE_LENGTH,
   pattern: "^[\\x21-\\x7e]([\\x20-\\x7e\\t]*[\\x21-\\x7e])?$",
 });
-const headersRule = `At most ${MAX_CUSTOM_HEADERS} headers and ${MAX_CUSTOM_HEADERS_SIZE} characters of names and values in all. Names are RFC 7230 tokens of at most ${MAX_HEADER_NAME_LENGTH} characters, unique without regard to case; X-Webhook-*, webhook-*, Proxy-*, User-Agent, Content-Type, Content-Length, Content-Encoding, Host, Expect and the hop-by-hop headers (Connection, Keep-Alive, Transfer-Encoding, TE, Trailer, Upgrade) are refused. Values are printable ASCII, 1-${MAX_HEADER_VALUE_LENGTH} characters, without a space at either end. Values are encrypted at rest and every answer shows them as ${HEADER_VALUE_MASK}.`;
+const headersRule = `At most ${MAX_CUSTOM_HEADERS} headers and ${MAX_CUSTOM_HEADERS_SIZE} characters of names and values in all. Names are RFC 7230 tokens of at most ${MAX_HEADER_NAME_LENGTH} characters, unique without regard to case; X-Webhook-*, webhook-*, Proxy-*, User-Agent, Content-Type, Content-Length, Content-Encoding, Host, Expect, traceparent, tracestate and the hop-by-hop headers (Connection, Keep-Alive, Transfer-Encoding, TE, Trailer, Upgrade) are refused. Values are printable ASCII, 1-${MAX_HEADER_VALUE_LENGTH} characters, without a space at either end. Values are encrypted at rest and every answer shows them as ${HEADER_VALUE_MASK}.`;
 
 /**
  * A JSON object parsed from a body can hold an own `__proto__` key, which a zod record drops without a
