@@ -47,7 +47,10 @@ async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): P
   const until = Date.now() + 15_000;
   for (;;) {
     const v = await read();
-    if (done(v) || Date.now() > until) return v;
+    if (done(v)) return v;
+    if (Date.now() > until) {
+      throw new Error(`the condition did not hold within 15 s; the last reading was ${JSON.stringify(v)}`);
+    }
     await new Promise((r) => setTimeout(r, 20));
   }
 }
