@@ -3,7 +3,13 @@ import type { SendOutcome } from "../../domain/delivery.ts";
 import { isBlockedAddress, isIpLiteral } from "./address-policy.ts";
 import { DeadlineQueue } from "./deadlines.ts";
 import { fetchClientCertificates, type Presented } from "./fetch-client-certificates.ts";
-import { BLOCKED_ADDRESS_CODE, type Resolve, resolveChecked, systemResolve } from "./guarded-lookup.ts";
+import {
+  BLOCKED_ADDRESS_CODE,
+  type Resolve,
+  resolveChecked,
+  systemResolve,
+  untilAborted,
+} from "./guarded-lookup.ts";
 import {
   deliveryHeaders,
   deliveryUrl,
@@ -144,13 +150,4 @@ export function createFetchSender(options: FetchSenderOptions): Sender {
       await certificates.close();
     },
   };
-}
-
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }

@@ -75,3 +75,17 @@ export function createGuardedLookup(resolve: Resolve, isBlocked: (ip: string) =>
       .catch((err: NodeJS.ErrnoException) => callback(err, options.all ? [] : "", undefined));
   };
 }
+
+/**
+ * `work`'s answer, or the signal's reason as soon as it aborts (a DNS lookup cannot be cancelled, so it is
+ * left to finish unheard); `work` itself when there is no signal.
+ */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}

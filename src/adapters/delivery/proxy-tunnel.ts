@@ -2,7 +2,7 @@ import { connect as netConnect, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { bypassesProxy, type EgressProxy, type NoProxyRule } from "../../domain/egress-proxy.ts";
 import { isIpLiteral } from "./address-policy.ts";
-import { BlockedAddressError, type Resolve, resolveChecked } from "./guarded-lookup.ts";
+import { BlockedAddressError, type Resolve, resolveChecked, untilAborted } from "./guarded-lookup.ts";
 
 /** HERALD_DELIVERY_PROXY and HERALD_DELIVERY_NO_PROXY as the senders take them. */
 export interface ProxyRoute {
@@ -236,16 +236,6 @@ function connectAnswer(socket: Socket): Promise<number> {
     socket.once("error", onError);
     socket.once("end", onEnd);
     socket.once("close", onEnd);
-  });
-}
-
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return work;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
 }
 
