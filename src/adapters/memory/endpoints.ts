@@ -94,6 +94,11 @@ export class MemoryEndpoints implements EndpointRepository {
           ? e.enabled && e.failingSince !== null && e.failingSince.getTime() <= t && e.failingNotice === null
           : !e.enabled && e.disabledAt !== null && e.disabledAt.getTime() <= t && e.disabledNotice === null,
       )
+      .sort((a, b) =>
+        kind === "failing"
+          ? a.failingSince!.getTime() - b.failingSince!.getTime()
+          : a.disabledAt!.getTime() - b.disabledAt!.getTime(),
+      )
       .slice(0, Math.max(0, limit))
       .map(endpointCopy);
   }
@@ -110,7 +115,8 @@ export class MemoryEndpoints implements EndpointRepository {
   async listFailingSince(before: Date, limit: number): Promise<Endpoint[]> {
     return [...this.rows.values()]
       .filter((e) => e.enabled && e.failingSince !== null && e.failingSince.getTime() <= before.getTime())
-      .slice(0, limit)
+      .sort((a, b) => a.failingSince!.getTime() - b.failingSince!.getTime())
+      .slice(0, Math.max(0, limit))
       .map(copy);
   }
 

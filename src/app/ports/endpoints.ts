@@ -45,7 +45,7 @@ export interface EndpointRepository {
   markSucceeded(ids: readonly string[]): Promise<void>;
   /** Starts a failure streak at `at` on those of these endpoints that have none; the new streak is unreported. */
   markFailing(ids: readonly string[], at: Date): Promise<void>;
-  /** Enabled endpoints whose failure streak began at or before `before`. */
+  /** Enabled endpoints whose failure streak began at or before `before`, the oldest streak first. */
   listFailingSince(before: Date, limit: number): Promise<Endpoint[]>;
   /**
    * Disables an enabled endpoint (`disabledAt = at`, not reported yet); false when it was already disabled
@@ -56,6 +56,7 @@ export interface EndpointRepository {
    * Occurrences whose operational event is still owed (ADR 20), any scope, at most `limit`: "failing",
    * enabled endpoints whose streak began at or before `before` and is unreported (`failingNotice` null);
    * "disabled", disabled endpoints with `disabledAt` at or before `before` and `disabledNotice` null.
+   * The oldest occurrence first, so a backlog longer than `limit` is reported in the order it happened.
    */
   listUnreported(kind: "failing" | "disabled", before: Date, limit: number): Promise<Endpoint[]>;
   /**
