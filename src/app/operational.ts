@@ -1,3 +1,4 @@
+import type { Endpoint } from "../domain/endpoint.ts";
 import { DomainError } from "../domain/errors.ts";
 import {
   disabledNotice,
@@ -18,6 +19,12 @@ export interface OperationalDeps {
   /** HERALD_FAILING_AFTER: how long a failure streak lasts before endpoint.failing is sent. */
   failingAfterMs: number;
 }
+
+/**
+ * How far another process's clock may be ahead of this one's: a streak younger than HERALD_FAILING_AFTER by
+ * less than this may already have been reported by a job elsewhere.
+ */
+const CLOCK_SKEW_MS = 60_000;
 
 /** Most occurrences of each kind one run of the reporting job publishes. */
 const REPORT_PAGE = 200;
@@ -68,6 +75,18 @@ export function operationalEvents(deps: OperationalDeps) {
     return true;
   }
 
+  /**
+   * The mark of `read`'s streak found it over (the mark needs the streak on): a success ended it after the
+   * job read it, and the recorder, which read it unreported, owes no endpoint.recovered for it. The
+   * endpoint.failing just published is then followed by this one (unless the endpoint was deleted).
+   */
+  async function recoveredSinceRead(read: Endpoint): Promise<void> {
+    const [now] = await repos.endpoints.getMany([read.id]);
+    if (!now || now.failingSince?.getTime() === read.failingSince?.getTime()) return;
+    const n = recoveredNotice({ ...read, failingNotice: read.failingSince });
+    if (n) await publish(n);
+  }
+
   return {
     publish,
     reportDisabled,
@@ -85,14 +104,41 @@ export function operationalEvents(deps: OperationalDeps) {
     /**
      * The engine's recorder calls this before writing results: delivery.exhausted of the events given up,
      * and endpoint.recovered of each endpoint among `streaksEnded` whose streak was reported (read now,
-     * before the streak is cleared).
+     * before the streak is cleared). Answers the streaks read unreported that the reporting job may be
+     * reporting at this moment, for `cleared` once they are cleared.
      */
-    async announce(exhausted: readonly OperationalNotice[], streaksEnded: readonly string[]): Promise<void> {
+    async announce(
+      exhausted: readonly OperationalNotice[],
+      streaksEnded: readonly string[],
+    ): Promise<readonly Endpoint[]> {
       for (const n of exhausted) await publish(n);
-      if (streaksEnded.length === 0) return;
+      if (streaksEnded.length === 0) return [];
+      const unreported: Endpoint[] = [];
+      const reportable = clock.now().getTime() - deps.failingAfterMs + CLOCK_SKEW_MS;
       for (const e of await repos.endpoints.getMany(streaksEnded)) {
         const n = recoveredNotice(e);
         if (n) await publish(n);
+        else if (e.failingSince && e.failingNotice === null && e.failingSince.getTime() <= reportable)
+          unreported.push(e);
+      }
+      return unreported;
+    },
+
+    /**
+     * After the recorder cleared the streaks `announce` answered: endpoint.recovered of each that the
+     * reporting job reported in between (its endpoint.failing went out, and its mark, which needs the
+     * streak on, landed before the clear). A mark that came after the clear failed, and the job sends
+     * that endpoint.recovered itself (reportOwed); a streak reported both ways is published once (its key).
+     */
+    async cleared(unreported: readonly Endpoint[]): Promise<void> {
+      if (unreported.length === 0) return;
+      const now = new Map((await repos.endpoints.getMany(unreported.map((e) => e.id))).map((e) => [e.id, e]));
+      for (const was of unreported) {
+        const reported = now.get(was.id)?.failingNotice;
+        if (was.failingSince && reported?.getTime() === was.failingSince.getTime()) {
+          const n = recoveredNotice({ ...was, failingNotice: was.failingSince });
+          if (n) await publish(n);
+        }
       }
     },
 
@@ -116,7 +162,13 @@ export function operationalEvents(deps: OperationalDeps) {
           await publish(notice);
           n++;
         }
-        if (e.failingSince) await repos.endpoints.markReported(e.id, "failing", e.failingSince);
+        if (
+          e.failingSince &&
+          !(await repos.endpoints.markReported(e.id, "failing", e.failingSince)) &&
+          notice
+        ) {
+          await recoveredSinceRead(e);
+        }
       }
       const disabled = await repos.endpoints.listUnreported(
         "disabled",

@@ -195,6 +195,70 @@ describe("operational events", () => {
     expect(postedTo(t, BROKEN).every((e) => e.type === "message.sent")).toBe(true);
   });
 
+  describe("a streak that ends while the job reports it still gets its endpoint.recovered", () => {
+    /** BROKEN failing for an hour, its streak not reported yet; `recover()` makes its next attempt succeed. */
+    async function anHourFailing() {
+      let fail = true;
+      const t = await setup((req) =>
+        req.url === BROKEN && fail ? { ok: false, responseStatus: 500 } : { ok: true },
+      );
+      const { broken } = await brokenAndOps(t);
+      const sent = () => t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+      await sent();
+      await t.drain();
+      const since = (await t.endpoints.get(SCOPE, broken.id)).failingSince!;
+      t.clock.advance(HOUR);
+      const recover = async () => {
+        fail = false;
+        await sent();
+        await t.drain();
+      };
+      return { t, broken, since, recover };
+    }
+    const reported = (t: Harness) =>
+      operationalTo(t, OPS)
+        .map((e) => [e.type, e.data.failing_since])
+        .sort();
+
+    it("the success lands between the job's endpoint.failing and its mark: the job sends endpoint.recovered", async () => {
+      const { t, broken, since, recover } = await anHourFailing();
+      const markReported = t.repos.endpoints.markReported.bind(t.repos.endpoints);
+      t.repos.endpoints.markReported = async (id, kind, at) => {
+        // The streak ends (the recorder reads it unreported: it owes nothing) before the mark is written.
+        if (id === broken.id) await recover();
+        return markReported(id, kind, at);
+      };
+      expect(await t.jobs.reportOperational()).toBe(1);
+      t.repos.endpoints.markReported = markReported;
+      await drainUntil(t, () => operationalTo(t, OPS).length === 2);
+      expect(reported(t)).toEqual([
+        ["endpoint.failing", since.toISOString()],
+        ["endpoint.recovered", since.toISOString()],
+      ]);
+      expect((await t.endpoints.get(SCOPE, broken.id)).failingSince).toBeNull();
+    });
+
+    it("the job's mark lands between the recorder's read and its clear: the recorder sends endpoint.recovered", async () => {
+      const { t, since, recover } = await anHourFailing();
+      const record = t.repos.deliveries.record.bind(t.repos.deliveries);
+      let job: Promise<number> | null = null;
+      t.repos.deliveries.record = async (results) => {
+        // The success's results: the recorder has read the streak unreported; the job reports it now.
+        job ??= t.jobs.reportOperational();
+        await job;
+        return record(results);
+      };
+      await recover();
+      t.repos.deliveries.record = record;
+      expect(await job).toBe(1);
+      await drainUntil(t, () => operationalTo(t, OPS).length === 2);
+      expect(reported(t)).toEqual([
+        ["endpoint.failing", since.toISOString()],
+        ["endpoint.recovered", since.toISOString()],
+      ]);
+    });
+  });
+
   it("a crash between publishing and marking publishes nothing twice: the occurrence's key replays the first", async () => {
     const t = await setup((req) =>
       req.url.startsWith("https://broken.") ? { ok: false, responseStatus: 500 } : { ok: true },

@@ -156,6 +156,7 @@ export async function engineHarness(
     owner: opts.owner ?? "test",
     operational: {
       announce: (exhausted, ended) => operational!.announce(exhausted, ended),
+      cleared: (unreported) => operational!.cleared(unreported),
       disabled: (id) => operational!.disabled(id),
     },
     options: {

@@ -79,7 +79,12 @@ export interface EngineDeps {
 /** What the engine hands to the operational events (src/app/operational.ts). */
 export interface EngineOperational {
   /** Publishes what recorded results owe: see the recorder's `announce`. */
-  announce(exhausted: readonly OperationalNotice[], streaksEnded: readonly string[]): Promise<void>;
+  announce(
+    exhausted: readonly OperationalNotice[],
+    streaksEnded: readonly string[],
+  ): Promise<readonly Endpoint[]>;
+  /** After the streaks `announce` answered were cleared: see the recorder's `cleared`. */
+  cleared(unreported: readonly Endpoint[]): Promise<void>;
   /** An endpoint was just disabled (410 Gone): its endpoint.disabled is due. Returns at once. */
   disabled(endpointId: string): void;
 }
@@ -199,7 +204,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       clock,
       logger,
       recorded: release,
-      ...(deps.operational ? { announce: deps.operational.announce } : {}),
+      ...(deps.operational ? { announce: deps.operational.announce, cleared: deps.operational.cleared } : {}),
     },
     { size: options.flushSize ?? 200, delayMs: options.flushDelayMs ?? 5, retryMs: 1_000 },
   );

@@ -1,3 +1,4 @@
+import type { Endpoint } from "../../domain/endpoint.ts";
 import type { OperationalNotice } from "../../domain/operational.ts";
 import type { Logger } from "../logger.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
@@ -37,7 +38,15 @@ export function recorder(
      * a crash in between leaves the attempts pending: they are sent again and owe the same events, which
      * the events' keys make one. A failure is retried with the results.
      */
-    announce?(exhausted: readonly OperationalNotice[], streaksEnded: readonly string[]): Promise<void>;
+    announce?(
+      exhausted: readonly OperationalNotice[],
+      streaksEnded: readonly string[],
+    ): Promise<readonly Endpoint[]>;
+    /**
+     * Once the ended streaks are cleared: endpoint.recovered of those `announce` read unreported and the
+     * reporting job reported before the clear. A failure is logged; the streak is over either way.
+     */
+    cleared?(unreported: readonly Endpoint[]): Promise<void>;
   },
   options: RecorderOptions,
 ) {
@@ -75,8 +84,11 @@ export function recorder(
       streakEnded.clear();
       streakStarted.clear();
       if (results.length === 0 && ended.length === 0 && started.length === 0) return;
+      let unreported: readonly Endpoint[] = [];
       try {
-        if (deps.announce && (notices.length > 0 || ended.length > 0)) await deps.announce(notices, ended);
+        if (deps.announce && (notices.length > 0 || ended.length > 0)) {
+          unreported = await deps.announce(notices, ended);
+        }
         await repos.deliveries.record(results);
       } catch (e) {
         logger.error("recording delivery results failed; trying again", {
@@ -97,6 +109,14 @@ export function recorder(
       } catch (e) {
         // The next attempt's outcome sets the streak again; the maintenance job only reads it.
         logger.warn("recording endpoint health failed", { error: e as Error });
+        return;
+      }
+      if (unreported.length > 0 && deps.cleared) {
+        await deps
+          .cleared(unreported)
+          .catch((e: unknown) =>
+            logger.warn("publishing endpoint.recovered after a streak's clear failed", { error: e as Error }),
+          );
       }
     });
     return writing;
