@@ -85,10 +85,9 @@ async function openPostgres(
         // Every statement is one round trip; the metrics count them by their first keyword.
         debug: (_connection, query) => onCommand(firstKeyword(query), "", 0),
       },
-      // Tokens and fan-outs cached between publishes, kept right by LISTEN/NOTIFY, and publishes on
-      // connections of their own that plan the publish statement once (ADR 18); the embedded database's
-      // one session carries no notifications, and the CLI writes beside it.
-      { cache: embedded === null, publishing: embedded === null },
+      // Tokens and fan-outs cached between publishes, kept right by LISTEN/NOTIFY (ADR 18); the embedded
+      // database's one session carries no notifications, and the CLI writes beside it.
+      { cache: embedded === null },
     );
     // The ping renews a pool whose connections went silent while the database answers new ones (ADR 18):
     // run it on a timer too, so the engine recovers even when nobody asks /readyz.

@@ -1,5 +1,4 @@
 import postgres, { type Options, type Sql } from "postgres";
-import { PUBLISH_BATCHING } from "../natural-batch.ts";
 
 /**
  * Fail fast when the database is gone, so callers answer 503 instead of hanging
@@ -19,8 +18,7 @@ export const DEFAULT_POSTGRES_OPTIONS: Options<Record<string, postgres.PostgresT
     // PostgreSQL's default keeps a generic plan after five runs, made from the table sizes of that moment:
     // made while `deliveries` was new and small, the batched result update joined to a sequential scan of
     // the whole table and kept it as the table grew (7 ms a batch at 16,000 rows, ADR 18). Planning costs
-    // 0.4–0.6 ms a statement, and statements carry batches. The publish statement, which reads no table,
-    // runs on connections of its own that keep one plan (publishingOptions).
+    // 0.4–0.6 ms a publish statement, and statements carry batches.
     plan_cache_mode: "force_custom_plan",
   },
   types: {
@@ -28,27 +26,6 @@ export const DEFAULT_POSTGRES_OPTIONS: Options<Record<string, postgres.PostgresT
     bigint: { to: 20, from: [20], serialize: (n: number) => String(n), parse: (s: string) => Number(s) },
   },
 };
-
-/**
- * The options of the publish statement's own connections (ADR 18, "Plans"), over the store's `options`.
- * A publish is planned once per connection and reuses that generic plan: it writes rows and reads no table
- * (its one lookup is the conflict check on each primary key), so no table's size can change its plan, and
- * planning it on every run cost 0.3–0.7 ms of each publish's statement. `max`: the two publish batches
- * that may be on their way at once (PUBLISH_BATCHING.parallel).
- */
-export function publishingOptions(
-  options: Options<Record<string, postgres.PostgresType>> = {},
-): Options<Record<string, postgres.PostgresType>> {
-  return {
-    ...options,
-    max: PUBLISH_BATCHING.parallel,
-    connection: {
-      ...options.connection,
-      application_name: "herald-publish",
-      plan_cache_mode: "force_generic_plan",
-    },
-  };
-}
 
 /** A client for the database at `url`; connections open on first use. */
 export function openPostgres(url: string, options: Options<Record<string, postgres.PostgresType>> = {}): Sql {
@@ -121,7 +98,7 @@ export function typesKnown(sql: Sql): void {
 }
 
 /** Hands what `from` learnt of the server's types to `to`, which then never asks (see typesKnown). */
-export function keepTypes(from: Sql, to: Sql): void {
+function keepTypes(from: Sql, to: Sql): void {
   const a = from.options as unknown as TypeState;
   const b = to.options as unknown as TypeState;
   Object.assign(b.parsers, a.parsers);

@@ -25,14 +25,9 @@ interface Publish {
 export class PostgresEvents implements EventRepository {
   private readonly publishBatched: (p: Publish) => Promise<boolean>;
 
-  /**
-   * `publishing`: where the publish statement runs, the store's connections unless given its own
-   * (publishingOptions in connection.ts); `batching`: how concurrent publishes are grouped into one
-   * statement (natural-batch.ts).
-   */
+  /** `batching`: how concurrent publishes are grouped into one statement (natural-batch.ts). */
   constructor(
     private readonly sql: Sql,
-    private readonly publishing: Sql = sql,
     batching: NaturalBatchOptions = PUBLISH_BATCHING,
   ) {
     this.publishBatched = naturalBatch((calls: readonly Publish[]) => this.write(calls), batching);
@@ -90,7 +85,7 @@ export class PostgresEvents implements EventRepository {
 
   /** One statement: the events not stored yet, and the deliveries of exactly those. Answers the ids written. */
   private async insertAll(calls: readonly Publish[]): Promise<Set<string>> {
-    const sql = this.publishing;
+    const sql = this.sql;
     // In id order, so two batches that meet on the same ids take their row locks in the same order.
     const sorted = [...calls].sort((a, b) =>
       a.event.id < b.event.id ? -1 : a.event.id > b.event.id ? 1 : 0,

@@ -2,14 +2,7 @@ import type { Options, PostgresType, Sql } from "postgres";
 import type { Repositories } from "../../app/ports/store.ts";
 import { StoreUnavailableError } from "../../app/ports/store.ts";
 import { ReadCache } from "./cache.ts";
-import {
-  keepTypes,
-  openPostgres,
-  publishingOptions,
-  type RenewableSql,
-  renewablePostgres,
-  typesKnown,
-} from "./connection.ts";
+import { openPostgres, renewablePostgres, typesKnown } from "./connection.ts";
 import { PostgresDeliveries } from "./deliveries.ts";
 import { PostgresDueSignals } from "./due-signals.ts";
 import { PostgresEndpoints } from "./endpoints.ts";
@@ -24,25 +17,17 @@ import { PostgresTokens } from "./tokens.ts";
 /** How long a readiness ping may take before the database counts as not answering. */
 export const PING_DEADLINE_MS = 3000;
 
-/**
- * The repositories over one database whose schema is up to date. Outages become StoreUnavailableError.
- * `publishing`: connections of the publish statement's own (publishingOptions), else it runs on `sql`.
- */
+/** The repositories over one database whose schema is up to date. Outages become StoreUnavailableError. */
 export function createPostgresRepositories(
   sql: Sql,
   renewable?: { url: string; options: Options<Record<string, PostgresType>>; renew(): void },
   cache: ReadCache | null = null,
-  publishing: Sql | null = null,
 ): Repositories {
   const deliveries = new PostgresDeliveries(sql);
-  const pools = publishing ? [sql, publishing] : [sql];
-  // Every pool is pinged: a publish pool gone silent alone must be found and renewed like the store's.
-  const pinged = async () => {
-    for (const pool of pools) await (renewable ? pingRenewing(pool, renewable) : ping(pool));
-  };
+  const pinged = renewable ? () => pingRenewing(sql, renewable) : () => ping(sql);
   return {
     endpoints: guarded(new PostgresEndpoints(sql, cache)),
-    events: guarded(new PostgresEvents(sql, publishing ?? sql)),
+    events: guarded(new PostgresEvents(sql)),
     deliveries: guarded(deliveries),
     shards: guarded(new PostgresShards(sql)),
     tokens: guarded(new PostgresTokens(sql, cache)),
@@ -60,7 +45,7 @@ export function createPostgresRepositories(
       : pinged,
     async close() {
       cache?.close();
-      await Promise.all(pools.map((pool) => pool.end({ timeout: 5 })));
+      await sql.end({ timeout: 5 });
     },
   };
 }
@@ -117,40 +102,24 @@ export interface PostgresConnection {
 /**
  * Connects, applies the schema's migrations and builds the repositories; rejects with StoreUnavailableError
  * when unreachable. `cache: true` keeps tokens and each project's subscribed endpoints between requests,
- * kept right across processes by LISTEN/NOTIFY (ReadCache, ADR 18); `publishing: true` gives publishes
- * connections of their own that plan the publish statement once (publishingOptions). Both are for a
- * long-running server on a PostgreSQL server, not for the CLI's short runs or the embedded database's one
- * session.
+ * kept right across processes by LISTEN/NOTIFY (ReadCache, ADR 18): for a long-running server on a
+ * PostgreSQL server, not for the CLI's short runs or the embedded database's one session.
  */
 export async function connectPostgres(
   url: string,
   options: Options<Record<string, PostgresType>> = {},
-  herald: { cache?: boolean; publishing?: boolean } = {},
+  herald: { cache?: boolean } = {},
 ): Promise<PostgresConnection> {
-  const store = renewablePostgres(url, options);
-  const sql = store.sql;
-  let publish: RenewableSql | null = null;
+  const { sql, renew } = renewablePostgres(url, options);
   try {
     await migrate(sql);
     // The migration's connection learnt the server's array types: no later connection asks again.
     typesKnown(sql);
-    publish = herald.publishing ? renewablePostgres(url, publishingOptions(options)) : null;
-    if (publish) keepTypes(sql, publish.sql);
-    const renew = () => {
-      store.renew();
-      publish?.renew();
-    };
     const cache = herald.cache ? new ReadCache(sql) : null;
     await cache?.start();
-    const repositories = createPostgresRepositories(
-      sql,
-      { url, options, renew },
-      cache,
-      publish?.sql ?? null,
-    );
-    return { sql, cache, repositories };
+    return { sql, cache, repositories: createPostgresRepositories(sql, { url, options, renew }, cache) };
   } catch (e) {
-    await Promise.all([sql, publish?.sql].map((pool) => pool?.end({ timeout: 1 }).catch(() => {})));
+    await sql.end({ timeout: 1 }).catch(() => {});
     throw translate(e);
   }
 }

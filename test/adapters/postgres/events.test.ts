@@ -1,9 +1,8 @@
 import type { Sql } from "postgres";
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { openPostgres, publishingOptions } from "../../../src/adapters/postgres/connection.ts";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
 import { PostgresEvents } from "../../../src/adapters/postgres/events.ts";
 import { migrate } from "../../../src/adapters/postgres/migrate.ts";
-import { connectPostgres } from "../../../src/adapters/postgres/repositories.ts";
 import { type DeliveryRow, deliveryFromRow } from "../../../src/adapters/postgres/rows.ts";
 import { firstDeliveries } from "../../../src/app/events.ts";
 import type { StoredEvent } from "../../../src/app/ports/events.ts";
@@ -224,65 +223,5 @@ describe("concurrent publishes", () => {
       deliveries: good.flatMap((c) => c.deliveries.map((d) => d.id)).sort(),
     });
     expect(await stored([bad.event.id])).toEqual({ events: 0, deliveries: [] });
-  });
-});
-
-// Herald's server gives publishes connections of their own (publishingOptions; not on the embedded
-// database, whose one session would take their settings for every connection): checked on a server.
-describe.runIf(inject("postgresUrl"))("the publish connections", () => {
-  /** The plans PostgreSQL made for the publish statement on `one`, a single connection. */
-  const publishPlans = (one: Sql) => one<{ generic_plans: number; custom_plans: number }[]>`
-    SELECT generic_plans, custom_plans FROM pg_prepared_statements
-    WHERE statement LIKE '%INSERT INTO events%' AND statement NOT LIKE '%pg_prepared_statements%'`;
-
-  it("plan the publish statement once and reuse it, where the store's connections plan every run", async () => {
-    const publishing = openPostgres(db.url, publishingOptions(db.options));
-    try {
-      const own = await publishing.reserve();
-      const store = await sql.reserve();
-      try {
-        await own`SELECT 1`;
-        // The store's connection may have published for this file's other tests already.
-        const [before] = await publishPlans(store);
-        const events = new PostgresEvents(sql, own);
-        const unplanned = new PostgresEvents(store);
-        for (let i = 0; i < 6; i++) {
-          const p = aPublish(newScope(), 3);
-          expect(await events.insertWithDeliveries(p.event, p.deliveries)).toBe(true);
-          const q = aPublish(newScope(), 3);
-          expect(await unplanned.insertWithDeliveries(q.event, q.deliveries)).toBe(true);
-        }
-        expect(await publishPlans(own)).toEqual([{ generic_plans: 6, custom_plans: 0 }]);
-        expect(await publishPlans(store)).toEqual([
-          { generic_plans: 0, custom_plans: (before?.custom_plans ?? 0) + 6 },
-        ]);
-      } finally {
-        own.release();
-        store.release();
-      }
-    } finally {
-      await publishing.end({ timeout: 5 });
-    }
-  });
-
-  it("carry the publishes of a store connected with publishing on, and only those", async () => {
-    // Named apart from this file's own clients, which publish too.
-    const options = { ...db.options, connection: { application_name: "herald-under-test" } };
-    const connection = await connectPostgres(db.url, options, { publishing: true });
-    try {
-      const p = aPublish(newScope(), 2);
-      expect(await connection.repositories.events.insertWithDeliveries!(p.event, p.deliveries)).toBe(true);
-      expect(await connection.repositories.events.get(newScope(), p.event.id)).toBeNull();
-      const backends = await sql<{ application_name: string; query: string }[]>`
-        SELECT application_name, query FROM pg_stat_activity
-        WHERE datname = current_database() AND application_name IN ('herald-under-test', 'herald-publish')`;
-      const last = (name: string) => backends.filter((b) => b.application_name === name).map((b) => b.query);
-      expect(last("herald-publish")).toEqual([expect.stringContaining("INSERT INTO events")]);
-      expect(last("herald-under-test").some((q) => q.includes("FROM events"))).toBe(true);
-      expect(last("herald-under-test").some((q) => q.includes("INSERT INTO events"))).toBe(false);
-      await connection.repositories.ping();
-    } finally {
-      await connection.repositories.close();
-    }
   });
 });

@@ -12,12 +12,11 @@ let connection: PostgresConnection;
 
 beforeAll(async () => {
   db = await freshPostgresDatabase("herald_test_contract");
-  // The contract runs as Herald's server runs on a PostgreSQL server: with the read cache on (every write
-  // through the repositories must be seen by the next read) and publishes on connections of their own.
-  connection = await connectPostgres(db.url, db.options, { cache: !db.embedded, publishing: !db.embedded });
+  // The contract runs with the server's read cache on: every write through the repositories must be seen by the next read.
+  connection = await connectPostgres(db.url, db.options, { cache: !db.embedded });
 });
 afterAll(async () => {
-  await connection?.repositories.close();
+  await connection?.sql.end({ timeout: 5 });
   await db?.cleanup();
 });
 
