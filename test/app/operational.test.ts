@@ -72,6 +72,17 @@ async function brokenAndOps(t: Harness) {
   return { broken, ops };
 }
 
+/** BROKEN answering 500 while `state.fail` holds, and the operations endpoint; `sent()` publishes a message.sent. */
+async function brokenWhileFailing() {
+  const state = { fail: true };
+  const t = await setup((req) =>
+    req.url === BROKEN && state.fail ? { ok: false, responseStatus: 500 } : { ok: true },
+  );
+  const { broken } = await brokenAndOps(t);
+  const sent = () => t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+  return { t, broken, sent, state };
+}
+
 describe("operational events", () => {
   it("a 410 disables the endpoint: endpoint.disabled (gone) and delivery.exhausted go to the operations endpoint, never to the endpoint itself", async () => {
     const t = await setup((req) => (req.url === BROKEN ? { ok: false, responseStatus: 410 } : { ok: true }));
@@ -141,23 +152,18 @@ describe("operational events", () => {
   });
 
   it("endpoint.failing once per streak after HERALD_FAILING_AFTER, endpoint.recovered at its first success; a short streak reports nothing", async () => {
-    let fail = true;
-    const t = await setup((req) =>
-      req.url === BROKEN && fail ? { ok: false, responseStatus: 500 } : { ok: true },
-    );
-    const { broken } = await brokenAndOps(t);
-    const sent = () => t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    const { t, broken, sent, state } = await brokenWhileFailing();
 
     // A short streak: failing then succeeding within the hour says nothing.
     await sent();
     await t.drain();
-    fail = false;
+    state.fail = false;
     t.clock.advance(5_000);
     await t.drain();
     expect((await t.endpoints.get(SCOPE, broken.id)).failingSince).toBeNull();
     expect(operationalTo(t, OPS)).toEqual([]);
 
-    fail = true;
+    state.fail = true;
     await sent();
     await t.drain();
     const since = (await t.endpoints.get(SCOPE, broken.id)).failingSince!;
@@ -184,7 +190,7 @@ describe("operational events", () => {
     t.clock.advance(HOUR);
     expect(await t.jobs.reportOperational()).toBe(0);
 
-    fail = false;
+    state.fail = false;
     t.clock.advance(30_000);
     await sent();
     await t.drain();
@@ -198,18 +204,13 @@ describe("operational events", () => {
   describe("a streak that ends while the job reports it still gets its endpoint.recovered", () => {
     /** BROKEN failing for an hour, its streak not reported yet; `recover()` makes its next attempt succeed. */
     async function anHourFailing() {
-      let fail = true;
-      const t = await setup((req) =>
-        req.url === BROKEN && fail ? { ok: false, responseStatus: 500 } : { ok: true },
-      );
-      const { broken } = await brokenAndOps(t);
-      const sent = () => t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+      const { t, broken, sent, state } = await brokenWhileFailing();
       await sent();
       await t.drain();
       const since = (await t.endpoints.get(SCOPE, broken.id)).failingSince!;
       t.clock.advance(HOUR);
       const recover = async () => {
-        fail = false;
+        state.fail = false;
         await sent();
         await t.drain();
       };
