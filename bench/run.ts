@@ -226,12 +226,18 @@ function databasePids(): { ferretdb: number[]; postgres: number[] } {
 }
 
 /** CPU seconds used so far by the database's processes and by the whole machine. */
-function databaseCpu(): { ferretdb: number; postgres: number; machine: number } {
+function databaseCpu(): { ferretdb: number; postgres: number; machine: number; steal: number } {
   const pids = databasePids();
   const sum = (xs: number[]) => xs.reduce((a, pid) => a + cpuSeconds(pid), 0);
   const stat = readFileSync("/proc/stat", "utf8").split("\n")[0]!.split(/\s+/).slice(1, 9).map(Number);
   const busy = stat.reduce((a, b) => a + b, 0) - (stat[3] ?? 0) - (stat[4] ?? 0);
-  return { ferretdb: sum(pids.ferretdb), postgres: sum(pids.postgres), machine: busy / TICKS_PER_SECOND };
+  return {
+    ferretdb: sum(pids.ferretdb),
+    postgres: sum(pids.postgres),
+    machine: busy / TICKS_PER_SECOND,
+    // Time the hypervisor gave this machine's CPUs to other guests: a busy host, whatever ran here.
+    steal: (stat[7] ?? 0) / TICKS_PER_SECOND,
+  };
 }
 
 function peakRssMb(pid: number): number {
@@ -534,6 +540,7 @@ async function runStore(store: Store, endpoints: number, processes: number) {
               ? null
               : Number((heraldCpu + postgresCpu + (ferretCpu ?? 0)).toFixed(2)),
         machine_cpu_seconds: Number((dbCpu1.machine - dbCpu0.machine).toFixed(1)),
+        machine_steal_seconds: Number((dbCpu1.steal - dbCpu0.steal).toFixed(1)),
         load_average_before: load0,
         load_average_after: load1,
       },
@@ -669,7 +676,7 @@ for (const endpoints of ENDPOINT_COUNTS) {
                 .join(", ")}`,
             ]
           : []),
-        `machine load            ${t.load_average_before.join(" / ")} → ${t.load_average_after.join(" / ")} (1 / 5 / 15 min, before → after the throughput phase)`,
+        `machine load            ${t.load_average_before.join(" / ")} → ${t.load_average_after.join(" / ")} (1 / 5 / 15 min, before → after the throughput phase); CPU ${t.machine_cpu_seconds} s busy, ${t.machine_steal_seconds} s of it stolen by the host`,
         `peak RSS (Herald)       ${r.peak_rss_mb} MiB`,
         ...(store === "postgres" ? targetLines(r) : []),
       ].join("\n"),
