@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve, sep } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import type { Options, PostgresType } from "postgres";
+import { DEFAULT_POSTGRES_OPTIONS } from "./connection.ts";
 import { serveEmbedded } from "./embedded-server.ts";
 
 /** postgres.js options for a client of the embedded database (merged over the store's defaults). */
@@ -64,6 +65,9 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   let db: PGlite | null = null;
   try {
     db = await openCluster(join(dir, "pg"));
+    // PGlite's one session does not take the planner setting from a client's startup message, where
+    // postgres.js sends the store's connection settings: set on the session, it holds for every client.
+    await db.exec(`SET plan_cache_mode = '${DEFAULT_POSTGRES_OPTIONS.connection?.plan_cache_mode}'`);
     const opened = db;
     const server = await serveEmbedded(opened, { host: "127.0.0.1" });
     const url = `postgres://postgres@${server.host}:${server.port}/postgres`;

@@ -78,6 +78,13 @@ describe("startEmbeddedPostgres", () => {
     expect(rows.map((r) => r.body)).toEqual(["kept", "also kept"]);
   });
 
+  it("plans every run of a statement for the tables as they are, as the store's server connections do", async () => {
+    // PGlite's one session ignores the planner setting in a client's startup message (connection.ts).
+    const sql = connect(await start(freshDir()));
+    const [row] = await sql<{ mode: string }[]>`SELECT current_setting('plan_cache_mode') AS mode`;
+    expect(row?.mode).toBe("force_custom_plan");
+  });
+
   it("makes the cluster again when a first start was cut short while copying it", async () => {
     const dir = freshDir();
     mkdirSync(join(dir, "pg.new", "base"), { recursive: true });
