@@ -83,6 +83,11 @@ export function operationalEvents(deps: OperationalDeps) {
   async function recoveredSinceRead(read: Endpoint): Promise<void> {
     const [now] = await repos.endpoints.getMany([read.id]);
     if (!now || now.failingSince?.getTime() === read.failingSince?.getTime()) return;
+    await publishRecovered(read);
+  }
+
+  /** endpoint.recovered of the streak `read` saw, reported since (by a mark `read` predates). */
+  async function publishRecovered(read: Endpoint): Promise<void> {
     const n = recoveredNotice({ ...read, failingNotice: read.failingSince });
     if (n) await publish(n);
   }
@@ -135,10 +140,8 @@ export function operationalEvents(deps: OperationalDeps) {
       const now = new Map((await repos.endpoints.getMany(unreported.map((e) => e.id))).map((e) => [e.id, e]));
       for (const was of unreported) {
         const reported = now.get(was.id)?.failingNotice;
-        if (was.failingSince && reported?.getTime() === was.failingSince.getTime()) {
-          const n = recoveredNotice({ ...was, failingNotice: was.failingSince });
-          if (n) await publish(n);
-        }
+        if (was.failingSince && reported?.getTime() === was.failingSince.getTime())
+          await publishRecovered(was);
       }
     },
 
