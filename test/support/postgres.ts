@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Options, PostgresType } from "postgres";
-import { inject } from "vitest";
+import { describe, inject } from "vitest";
 import { openPostgres } from "../../src/adapters/postgres/connection.ts";
 
 export type PostgresOptions = Options<Record<string, PostgresType>>;
@@ -75,3 +75,10 @@ async function freshEmbedded(): Promise<FreshPostgres> {
     throw e;
   }
 }
+
+/**
+ * A describe for what needs a PostgreSQL server: LISTEN/NOTIFY (the read cache, the due signals). The
+ * embedded database's one session carries no notifications, and Herald uses neither there
+ * (src/main/store.ts); on a run without a server these are skipped (test/README.md).
+ */
+export const describeOnServer = describe.runIf(Boolean(inject("postgresUrl")));

@@ -1,12 +1,12 @@
 import type { Sql } from "postgres";
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CACHE_TTL_MS, ReadCache } from "../../../src/adapters/postgres/cache.ts";
 import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
 import { migrate } from "../../../src/adapters/postgres/migrate.ts";
 import { createPostgresRepositories } from "../../../src/adapters/postgres/repositories.ts";
 import type { Repositories } from "../../../src/app/ports/store.ts";
 import { anEndpoint, aToken, newScope } from "../../app/ports/fixtures.ts";
-import { type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
+import { describeOnServer, type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
 
 // The server's read cache (ADR 18): tokens and a project's subscribed endpoints kept between publishes.
 // "Here" is one Herald process with the cache, "there" another process writing the same database. The
@@ -21,9 +21,7 @@ let cache: ReadCache;
 let here: Repositories;
 let there: Repositories;
 
-// LISTEN/NOTIFY needs a PostgreSQL server: the embedded database's one session carries no notifications,
-// and Herald keeps no read cache and sends no due signals there (src/main/store.ts). test/README.md.
-describe.runIf(inject("postgresUrl"))("on a PostgreSQL server", () => {
+describeOnServer("on a PostgreSQL server", () => {
   beforeAll(async () => {
     db = await freshPostgresDatabase("herald_test_pg_cache");
     sqlHere = openPostgres(db.url, db.options);

@@ -1,12 +1,12 @@
 import type { Sql } from "postgres";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
 import {
   DUE_CHANNEL,
   PostgresDueSignals,
   parseEndpointIds,
 } from "../../../src/adapters/postgres/due-signals.ts";
-import { type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
+import { describeOnServer, type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
 
 // Due work announced across processes (ADR 18): "here" announces, "there" is another process listening.
 
@@ -14,9 +14,7 @@ let db: FreshPostgres;
 let sqlHere: Sql;
 let sqlThere: Sql;
 
-// LISTEN/NOTIFY needs a PostgreSQL server: the embedded database's one session carries no notifications,
-// and Herald keeps no read cache and sends no due signals there (src/main/store.ts). test/README.md.
-describe.runIf(inject("postgresUrl"))("on a PostgreSQL server", () => {
+describeOnServer("on a PostgreSQL server", () => {
   beforeAll(async () => {
     db = await freshPostgresDatabase("herald_test_pg_due");
     sqlHere = openPostgres(db.url, db.options);
