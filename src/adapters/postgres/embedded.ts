@@ -65,9 +65,10 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   let db: PGlite | null = null;
   try {
     db = await openCluster(join(dir, "pg"));
-    // PGlite's one session does not take the planner setting from a client's startup message, where
-    // postgres.js sends the store's connection settings: set on the session, it holds for every client.
-    await db.exec(`SET plan_cache_mode = '${DEFAULT_POSTGRES_OPTIONS.connection?.plan_cache_mode}'`);
+    // PGlite's one session does not take the planner settings from a client's startup message, where
+    // postgres.js sends the store's connection settings: set on the session, they hold for every client.
+    const { plan_cache_mode, random_page_cost } = DEFAULT_POSTGRES_OPTIONS.connection ?? {};
+    await db.exec(`SET plan_cache_mode = '${plan_cache_mode}'; SET random_page_cost = ${random_page_cost}`);
     const opened = db;
     const server = await serveEmbedded(opened, { host: "127.0.0.1" });
     const url = `postgres://postgres@${server.host}:${server.port}/postgres`;

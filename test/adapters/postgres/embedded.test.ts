@@ -78,11 +78,12 @@ describe("startEmbeddedPostgres", () => {
     expect(rows.map((r) => r.body)).toEqual(["kept", "also kept"]);
   });
 
-  it("plans every run of a statement for the tables as they are, as the store's server connections do", async () => {
-    // PGlite's one session ignores the planner setting in a client's startup message (connection.ts).
+  it("plans with the store's settings, as its server connections do", async () => {
+    // PGlite's one session ignores the planner settings in a client's startup message (connection.ts).
     const sql = connect(await start(freshDir()));
-    const [row] = await sql<{ mode: string }[]>`SELECT current_setting('plan_cache_mode') AS mode`;
-    expect(row?.mode).toBe("force_custom_plan");
+    const [row] = await sql<{ mode: string; cost: string }[]>`
+      SELECT current_setting('plan_cache_mode') AS mode, current_setting('random_page_cost') AS cost`;
+    expect(row).toEqual({ mode: "force_custom_plan", cost: "1.1" });
   });
 
   it("makes the cluster again when a first start was cut short while copying it", async () => {
