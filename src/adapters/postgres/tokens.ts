@@ -31,7 +31,8 @@ export class PostgresTokens implements TokenRepository {
 
   async revoke(id: string, at: Date): Promise<boolean> {
     const r = await this.sql`UPDATE tokens SET revoked_at = ${at} WHERE id = ${id} AND revoked_at IS NULL`;
-    this.cache?.changed("tokens");
+    // Revoking an unknown or revoked token changes nothing, and keeps the cache.
+    if (r.count > 0) this.cache?.changed("tokens");
     return r.count === 1;
   }
 

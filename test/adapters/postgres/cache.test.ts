@@ -66,13 +66,14 @@ describeOnServer("on a PostgreSQL server", () => {
     );
   }
 
-  /** A client that counts the statements sent through it that read `table`. */
+  /** A client that counts the statements sent through it that read `table` (a DELETE FROM is no read). */
   function countingReads(sql: Sql, table: string) {
     let n = 0;
     const spied = new Proxy(sql, {
       apply: (target, self, args) => {
         const strings = args[0] as TemplateStringsArray;
-        if (Array.isArray(strings) && strings.join("?").includes(`FROM ${table}`)) n++;
+        const text = Array.isArray(strings) ? strings.join("?") : "";
+        if (text.includes(`FROM ${table}`) && !text.includes(`DELETE FROM ${table}`)) n++;
         return Reflect.apply(target as unknown as (...a: unknown[]) => unknown, self, args);
       },
     });
@@ -115,6 +116,53 @@ describeOnServer("on a PostgreSQL server", () => {
       );
       await endpoints.delete(scope, e.id);
       expect(await endpoints.listSubscribed(scope, "message.sent")).toEqual([]);
+    });
+
+    it("keeps what it holds through writes that change no row", async () => {
+      // A cache of its own, listening on a client of its own from now on: a notification of an earlier
+      // test's write, still on its way to the shared client's listener, cannot clear it.
+      const sqlOwn = openPostgres(db.url, db.options);
+      const own = new ReadCache(sqlOwn, () => now);
+      try {
+        await own.start();
+        const scope = newScope();
+        const spyT = countingReads(sqlOwn, "tokens");
+        const spyE = countingReads(sqlOwn, "endpoints");
+        const { tokens } = createPostgresRepositories(spyT.sql, undefined, own);
+        const { endpoints } = createPostgresRepositories(spyE.sql, undefined, own);
+        const token = aToken(scope);
+        const e = anEndpoint(scope, { events: ["message.sent"] });
+        const before = own.mark();
+        await tokens.insert(token);
+        await endpoints.insert(e);
+        // Each insert drops the cache here at once, and again when its own notification comes back.
+        await eventually(
+          async () => own.mark(),
+          (g) => g >= before + 4,
+        );
+        const read = async () => {
+          expect(await tokens.findByHash(token.hash)).toEqual(token);
+          expect((await endpoints.listSubscribed(scope, "message.sent")).map((x) => x.id)).toEqual([e.id]);
+          expect((await endpoints.getMany([e.id])).map((x) => x.id)).toEqual([e.id]);
+        };
+        await read();
+        const reads = [spyT.reads(), spyE.reads()];
+        const missing = globalThis.crypto.randomUUID();
+        const at = new Date();
+        expect(await tokens.revoke(missing, at)).toBe(false);
+        expect(
+          await endpoints.update(scope, missing, { url: "https://other.example/", updatedAt: at }),
+        ).toBeNull();
+        expect(await endpoints.delete(scope, missing)).toBe(false);
+        await endpoints.markSucceeded([e.id]); // not failing: nothing to clear
+        expect(await endpoints.markReported(e.id, "failing", at)).toBe(false);
+        expect(await endpoints.disable(missing, "manual", at)).toBe(false);
+        await read();
+        expect([spyT.reads(), spyE.reads()]).toEqual(reads);
+      } finally {
+        own.close();
+        await sqlOwn.end({ timeout: 5 });
+      }
     });
 
     it("makes one read for callers that miss the same entry together, and none for a caller after a change", async () => {
