@@ -6,7 +6,7 @@ import {
   type OperationalNotice,
   recoveredNotice,
 } from "../domain/operational.ts";
-import type { EventUseCases } from "./events.ts";
+import { type EventUseCases, MAX_BATCH_EVENTS } from "./events.ts";
 import type { Logger } from "./logger.ts";
 import type { Repositories } from "./ports/store.ts";
 import type { Clock } from "./ports/system.ts";
@@ -43,26 +43,61 @@ const DISABLED_GRACE_MS = 10_000;
 export function operationalEvents(deps: OperationalDeps) {
   const { repos, clock, events, logger } = deps;
 
-  /** Publishes one notice; a notice the catalog refuses is a bug, logged once and dropped, never retried forever. */
+  const scopeOf = (n: OperationalNotice) => ({ tenantId: n.tenantId, projectId: n.projectId });
+  const inputOf = (n: OperationalNotice) => ({
+    type: n.type,
+    data: n.data,
+    idempotencyKey: n.key,
+    operational: { aboutEndpoint: n.endpointId, fingerprint: n.key },
+  });
+  /** A notice the catalog refuses is a bug: logged once and dropped, never retried forever. Anything else is thrown. */
+  function dropRefused(e: unknown, n: OperationalNotice): void {
+    if (!(e instanceof DomainError)) throw e;
+    logger.error("an operational event was refused; it is dropped", {
+      error: e,
+      type: n.type,
+      webhook_id: n.endpointId,
+    });
+  }
+
+  /** Publishes one notice. */
   async function publish(n: OperationalNotice): Promise<void> {
     try {
-      await events.publish(
-        { tenantId: n.tenantId, projectId: n.projectId },
-        {
-          type: n.type,
-          data: n.data,
-          idempotencyKey: n.key,
-          operational: { aboutEndpoint: n.endpointId, fingerprint: n.key },
-        },
-      );
+      await events.publish(scopeOf(n), inputOf(n));
     } catch (e) {
-      if (!(e instanceof DomainError)) throw e;
-      logger.error("an operational event was refused; it is dropped", {
-        error: e,
-        type: n.type,
-        webhook_id: n.endpointId,
-      });
+      dropRefused(e, n);
     }
+  }
+
+  /**
+   * Publishes notices together: a batch publish per project and MAX_BATCH_EVENTS notices, the projects at
+   * once, rather than one publish after another (an endpoint that gave up 200 deliveries in one flush made
+   * 200 publishes in a row before the flush could write its results). A failure other than a refusal is
+   * thrown once every project's batches have run; the caller tries again, and each notice's key replays
+   * what was stored.
+   */
+  async function publishAll(notices: readonly OperationalNotice[]): Promise<void> {
+    const byProject = new Map<string, Map<string, OperationalNotice>>();
+    for (const n of notices) {
+      const project = `${n.tenantId}\u0000${n.projectId}`;
+      const keyed = byProject.get(project) ?? new Map<string, OperationalNotice>();
+      byProject.set(project, keyed);
+      // One occurrence once: two events under one key in one batch would both be new to it.
+      if (!keyed.has(n.key)) keyed.set(n.key, n);
+    }
+    const settled = await Promise.allSettled(
+      [...byProject.values()].map(async (keyed) => {
+        const all = [...keyed.values()];
+        for (let i = 0; i < all.length; i += MAX_BATCH_EVENTS) {
+          const batch = all.slice(i, i + MAX_BATCH_EVENTS);
+          const outcomes = await events.publishMany(scopeOf(batch[0]!), batch.map(inputOf));
+          outcomes.forEach((o, j) => {
+            if ("error" in o) dropRefused(o.error, batch[j]!);
+          });
+        }
+      }),
+    );
+    for (const r of settled) if (r.status === "rejected") throw r.reason;
   }
 
   /** Publishes the endpoint.disabled the endpoint owes, if any, then marks it reported. */
@@ -75,6 +110,9 @@ export function operationalEvents(deps: OperationalDeps) {
     return true;
   }
 
+  /** endpoint.recovered of the streak `read` saw, reported since (by a mark `read` predates). */
+  const recoveredOfRead = (read: Endpoint) => recoveredNotice({ ...read, failingNotice: read.failingSince });
+
   /**
    * The mark of `read`'s streak found it over (the mark needs the streak on): a success ended it after the
    * job read it, and the recorder, which read it unreported, owes no endpoint.recovered for it. The
@@ -83,12 +121,7 @@ export function operationalEvents(deps: OperationalDeps) {
   async function recoveredSinceRead(read: Endpoint): Promise<void> {
     const [now] = await repos.endpoints.getMany([read.id]);
     if (!now || now.failingSince?.getTime() === read.failingSince?.getTime()) return;
-    await publishRecovered(read);
-  }
-
-  /** endpoint.recovered of the streak `read` saw, reported since (by a mark `read` predates). */
-  async function publishRecovered(read: Endpoint): Promise<void> {
-    const n = recoveredNotice({ ...read, failingNotice: read.failingSince });
+    const n = recoveredOfRead(read);
     if (n) await publish(n);
   }
 
@@ -116,16 +149,16 @@ export function operationalEvents(deps: OperationalDeps) {
       exhausted: readonly OperationalNotice[],
       streaksEnded: readonly string[],
     ): Promise<readonly Endpoint[]> {
-      for (const n of exhausted) await publish(n);
-      if (streaksEnded.length === 0) return [];
+      const notices = [...exhausted];
       const unreported: Endpoint[] = [];
       const reportable = clock.now().getTime() - deps.failingAfterMs + CLOCK_SKEW_MS;
-      for (const e of await repos.endpoints.getMany(streaksEnded)) {
+      for (const e of streaksEnded.length === 0 ? [] : await repos.endpoints.getMany(streaksEnded)) {
         const n = recoveredNotice(e);
-        if (n) await publish(n);
+        if (n) notices.push(n);
         else if (e.failingSince && e.failingNotice === null && e.failingSince.getTime() <= reportable)
           unreported.push(e);
       }
+      await publishAll(notices);
       return unreported;
     },
 
@@ -138,11 +171,13 @@ export function operationalEvents(deps: OperationalDeps) {
     async cleared(unreported: readonly Endpoint[]): Promise<void> {
       if (unreported.length === 0) return;
       const now = new Map((await repos.endpoints.getMany(unreported.map((e) => e.id))).map((e) => [e.id, e]));
-      for (const was of unreported) {
+      const notices = unreported.flatMap((was) => {
         const reported = now.get(was.id)?.failingNotice;
-        if (was.failingSince && reported?.getTime() === was.failingSince.getTime())
-          await publishRecovered(was);
-      }
+        if (!was.failingSince || reported?.getTime() !== was.failingSince.getTime()) return [];
+        const n = recoveredOfRead(was);
+        return n ? [n] : [];
+      });
+      await publishAll(notices);
     },
 
     /**

@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
+import type { EventUseCases, PublishInput } from "../../src/app/events.ts";
 import { silentLogger } from "../../src/app/logger.ts";
 import { operationalEvents } from "../../src/app/operational.ts";
 import type { Envelope } from "../../src/domain/envelope.ts";
 import { DomainError } from "../../src/domain/errors.ts";
-import { failingNotice } from "../../src/domain/operational.ts";
+import { failingNotice, type OperationalNotice } from "../../src/domain/operational.ts";
 import {
   engineHarness,
   SCOPE,
@@ -330,5 +331,71 @@ describe("operational events", () => {
     });
     await expect(attempt).rejects.toBeInstanceOf(DomainError);
     await expect(attempt).rejects.toMatchObject({ kind: "validation_failed", issues: [{ path: "type" }] });
+  });
+});
+
+describe("announcing many notices at once (the recorder's flush)", () => {
+  const notice = (project: string, i: number): OperationalNotice => ({
+    type: "delivery.exhausted",
+    tenantId: "t",
+    projectId: project,
+    endpointId: `endpoint-${project}`,
+    data: { n: i },
+    key: `§herald/exhausted/${project}/${i}`,
+  });
+
+  /** Event use cases that record each batch publish and answer each event as `answer` says. */
+  function recordingEvents(answer: (type: string, key: string) => "ok" | "refused" | "down") {
+    const batches: { project: string; keys: string[] }[] = [];
+    const events = {
+      publish: () => Promise.reject(new Error("notices are published in batches")),
+      publishMany: async (scope: { projectId: string }, inputs: readonly PublishInput[]) => {
+        batches.push({ project: scope.projectId, keys: inputs.map((i) => i.idempotencyKey!) });
+        return inputs.map((i) => {
+          const a = answer(i.type, i.idempotencyKey!);
+          if (a === "refused") return { error: new DomainError("validation_failed", "refused") };
+          if (a === "down") return { error: new Error("the database is gone") };
+          return { ok: {} };
+        });
+      },
+    } as unknown as EventUseCases;
+    return { batches, events };
+  }
+
+  const ops = (events: EventUseCases) =>
+    operationalEvents({
+      repos: {} as never,
+      clock: { now: () => new Date() },
+      events,
+      logger: silentLogger,
+      failingAfterMs: HOUR,
+    });
+
+  it("publishes one batch per project and 100 notices, each occurrence once, and drops a refused one", async () => {
+    const { batches, events } = recordingEvents((_, key) => (key.endsWith("/a/7") ? "refused" : "ok"));
+    const a = Array.from({ length: 230 }, (_, i) => notice("a", i));
+    const b = Array.from({ length: 3 }, (_, i) => notice("b", i));
+    await expect(ops(events).announce([...a, b[0]!, a[0]!, ...b.slice(1)], [])).resolves.toEqual([]);
+    expect(batches.map((x) => [x.project, x.keys.length])).toEqual([
+      ["a", 100],
+      ["b", 3],
+      ["a", 100],
+      ["a", 30],
+    ]);
+    const published = batches.flatMap((x) => x.keys);
+    expect(new Set(published).size).toBe(published.length);
+    expect(new Set(published)).toEqual(new Set([...a, ...b].map((n) => n.key)));
+  });
+
+  it("throws a failure that is not a refusal, after every project's batches ran, so the flush tries again", async () => {
+    const { batches, events } = recordingEvents((_, key) => (key.includes("/a/") ? "down" : "ok"));
+    const a = Array.from({ length: 150 }, (_, i) => notice("a", i));
+    const b = Array.from({ length: 2 }, (_, i) => notice("b", i));
+    await expect(ops(events).announce([...a, ...b], [])).rejects.toThrow("the database is gone");
+    // Project a stopped at its first batch; project b's was published all the same.
+    expect(batches.map((x) => [x.project, x.keys.length])).toEqual([
+      ["a", 100],
+      ["b", 2],
+    ]);
   });
 });
