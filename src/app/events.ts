@@ -50,6 +50,10 @@ type Prepared =
   | { kind: "new"; envelope: Envelope; targets: Endpoint[]; subscribed: number };
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
+
+/** An Idempotency-Key as stored: keys are the project's own. */
+const keyInScope = (scope: Scope, key: string) => `${scope.tenantId}/${scope.projectId}/${key}`;
+
 /** A repeated publish finishes an unfinished fan-out only once the event is this old. */
 export const REPLAY_FINISHES_AFTER_MS = 2_000;
 /**
@@ -303,7 +307,7 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
         ));
       const held = await repos.idempotency.reserve(
         {
-          scopeKey: `${scope.tenantId}/${scope.projectId}/${input.idempotencyKey}`,
+          scopeKey: keyInScope(scope, input.idempotencyKey),
           eventId,
           fingerprint,
           createdAt: now,
@@ -465,6 +469,15 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
       const event = await repos.events.get(scope, id);
       if (!event) throw notFound("The event");
       return envelopeOf(event);
+    },
+
+    /** Whether an event is stored under this Idempotency-Key, published within the key's window. */
+    async storedUnder(scope: Scope, idempotencyKey: string): Promise<boolean> {
+      const held = await repos.idempotency.find(
+        keyInScope(scope, idempotencyKey),
+        new Date(clock.now().getTime() - IDEMPOTENCY_WINDOW_MS),
+      );
+      return held !== null && (await repos.events.get(scope, held.eventId)) !== null;
     },
 
     /**

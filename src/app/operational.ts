@@ -2,6 +2,7 @@ import type { Endpoint } from "../domain/endpoint.ts";
 import { DomainError } from "../domain/errors.ts";
 import {
   disabledNotice,
+  failingKey,
   failingNotice,
   type OperationalNotice,
   recoveredNotice,
@@ -43,7 +44,10 @@ const DISABLED_GRACE_MS = 10_000;
 export function operationalEvents(deps: OperationalDeps) {
   const { repos, clock, events, logger } = deps;
 
-  const scopeOf = (n: OperationalNotice) => ({ tenantId: n.tenantId, projectId: n.projectId });
+  const scopeOf = (n: { tenantId: string; projectId: string }) => ({
+    tenantId: n.tenantId,
+    projectId: n.projectId,
+  });
   const inputOf = (n: OperationalNotice) => ({
     type: n.type,
     data: n.data,
@@ -163,20 +167,25 @@ export function operationalEvents(deps: OperationalDeps) {
     },
 
     /**
-     * After the recorder cleared the streaks `announce` answered: endpoint.recovered of each that the
-     * reporting job reported in between (its endpoint.failing went out, and its mark, which needs the
-     * streak on, landed before the clear). A mark that came after the clear failed, and the job sends
-     * that endpoint.recovered itself (reportOwed); a streak reported both ways is published once (its key).
+     * After the recorder cleared the streaks `announce` answered: endpoint.recovered of each whose
+     * endpoint.failing went out. Either the reporting job reported it in between (its mark, which needs the
+     * streak on, landed before the clear), or a job published it and has not marked it: one that died
+     * between the two, or one whose mark is about to fail on the cleared streak (it then sends the same
+     * endpoint.recovered itself, reportOwed; one key, one event). The event stored under the occurrence's
+     * key tells those apart from a streak nobody reported.
      */
     async cleared(unreported: readonly Endpoint[]): Promise<void> {
       if (unreported.length === 0) return;
       const now = new Map((await repos.endpoints.getMany(unreported.map((e) => e.id))).map((e) => [e.id, e]));
-      const notices = unreported.flatMap((was) => {
-        const reported = now.get(was.id)?.failingNotice;
-        if (!was.failingSince || reported?.getTime() !== was.failingSince.getTime()) return [];
+      const notices: OperationalNotice[] = [];
+      for (const was of unreported) {
+        const since = was.failingSince;
+        if (!since) continue;
+        const marked = now.get(was.id)?.failingNotice?.getTime() === since.getTime();
+        if (!marked && !(await events.storedUnder(scopeOf(was), failingKey(was.id, since)))) continue;
         const n = recoveredOfRead(was);
-        return n ? [n] : [];
-      });
+        if (n) notices.push(n);
+      }
       await publishAll(notices);
     },
 

@@ -65,6 +65,10 @@ export function disabledNotice(e: Endpoint): OperationalNotice | null {
   );
 }
 
+/** The key of the endpoint.failing of the streak that began at `failingSince`. */
+export const failingKey = (endpointId: string, failingSince: Date) =>
+  noticeKey("endpoint.failing", endpointId, String(failingSince.getTime()));
+
 /**
  * endpoint.failing, owed by an enabled endpoint whose unreported failure streak began at least
  * `failingAfterMs` before `now`; none about an operations endpoint.
@@ -77,7 +81,7 @@ export function failingNotice(e: Endpoint, now: Date, failingAfterMs: number): O
     "endpoint.failing",
     e,
     { ...about(e), failing_since: isoMillis(e.failingSince) },
-    noticeKey("endpoint.failing", e.id, String(e.failingSince.getTime())),
+    failingKey(e.id, e.failingSince),
   );
 }
 

@@ -240,6 +240,29 @@ describe("operational events", () => {
       expect((await t.endpoints.get(SCOPE, broken.id)).failingSince).toBeNull();
     });
 
+    it("the job dies between its endpoint.failing and its mark, then the streak ends: the recorder sends endpoint.recovered", async () => {
+      const { t, broken, since, recover } = await anHourFailing();
+      // The dying job's publish, never marked.
+      const owed = failingNotice(await t.endpoints.get(SCOPE, broken.id), t.clock.now(), HOUR)!;
+      await t.operational.publish(owed);
+      await recover();
+      await drainUntil(t, () => operationalTo(t, OPS).length === 2);
+      expect(reported(t)).toEqual([
+        ["endpoint.failing", since.toISOString()],
+        ["endpoint.recovered", since.toISOString()],
+      ]);
+      expect(await t.jobs.reportOperational()).toBe(0);
+    });
+
+    it("a streak old enough to report that ends before any job reported it owes nothing", async () => {
+      const { t, broken, recover } = await anHourFailing();
+      await recover();
+      expect((await t.endpoints.get(SCOPE, broken.id)).failingSince).toBeNull();
+      expect(await t.jobs.reportOperational()).toBe(0);
+      await t.drain();
+      expect(operationalTo(t, OPS)).toEqual([]);
+    });
+
     it("the job's mark lands between the recorder's read and its clear: the recorder sends endpoint.recovered", async () => {
       const { t, since, recover } = await anHourFailing();
       const record = t.repos.deliveries.record.bind(t.repos.deliveries);

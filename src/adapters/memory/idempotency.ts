@@ -11,6 +11,11 @@ export class MemoryIdempotency implements IdempotencyRepository {
     return copy(record);
   }
 
+  async find(scopeKey: string, notBefore: Date): Promise<IdempotencyRecord | null> {
+    const held = this.rows.get(scopeKey);
+    return held && held.createdAt.getTime() >= notBefore.getTime() ? copy(held) : null;
+  }
+
   async deleteCreatedBefore(before: Date): Promise<number> {
     let n = 0;
     for (const [key, r] of this.rows) {

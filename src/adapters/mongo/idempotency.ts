@@ -35,6 +35,11 @@ export class MongoIdempotency implements IdempotencyRepository {
     throw lastError ?? new Error(`idempotency key ${record.scopeKey} could not be reserved`);
   }
 
+  async find(scopeKey: string, notBefore: Date): Promise<IdempotencyRecord | null> {
+    const held = await this.col.findOne({ _id: scopeKey, created_at: { $gte: notBefore } });
+    return held ? idempotencyFromDoc(held) : null;
+  }
+
   async deleteCreatedBefore(before: Date): Promise<number> {
     return (await this.col.deleteMany({ created_at: { $lt: before } })).deletedCount;
   }

@@ -30,6 +30,12 @@ export class PostgresIdempotency implements IdempotencyRepository {
     throw new Error(`idempotency key ${record.scopeKey} could not be reserved`);
   }
 
+  async find(scopeKey: string, notBefore: Date): Promise<IdempotencyRecord | null> {
+    const [held] = await this.sql<IdempotencyRow[]>`
+      SELECT * FROM idempotency_keys WHERE scope_key = ${scopeKey} AND created_at >= ${notBefore}`;
+    return held ? idempotencyFromRow(held) : null;
+  }
+
   async deleteCreatedBefore(before: Date): Promise<number> {
     return (await this.sql`DELETE FROM idempotency_keys WHERE created_at < ${before}`).count;
   }

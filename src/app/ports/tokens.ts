@@ -34,6 +34,8 @@ export interface IdempotencyRepository {
    * returns the record that holds (the new one, or the earlier one).
    */
   reserve(record: IdempotencyRecord, notBefore: Date): Promise<IdempotencyRecord>;
+  /** The record holding this scope key, if one not older than `notBefore` exists; a read, it writes nothing. */
+  find(scopeKey: string, notBefore: Date): Promise<IdempotencyRecord | null>;
   /** Deletes records created before `before`; returns how many. */
   deleteCreatedBefore(before: Date): Promise<number>;
   /** Deletes the records that answer with these events (erased events must not be re-created by a repeat). */

@@ -70,6 +70,19 @@ export function tokenContract(store: () => Repositories): void {
       expect(await store().idempotency.reserve(third, at(1))).toEqual(second);
     });
 
+    it("finds the record holding a key while it is not older than notBefore, and writes nothing", async () => {
+      const held = record({ createdAt: at(1000) });
+      expect(await store().idempotency.find(held.scopeKey, at(0))).toBeNull();
+      await store().idempotency.reserve(held, at(0));
+      expect(await store().idempotency.find(held.scopeKey, at(1000))).toEqual(held);
+      expect(await store().idempotency.find(held.scopeKey, at(1001))).toBeNull();
+      expect(await store().idempotency.find(record().scopeKey, at(0))).toBeNull();
+      // A miss reserved nothing: the key is still free for another event.
+      const other = record({ scopeKey: `${held.scopeKey}-other`, createdAt: at(5) });
+      expect(await store().idempotency.find(other.scopeKey, at(0))).toBeNull();
+      expect(await store().idempotency.reserve(other, at(0))).toEqual(other);
+    });
+
     it("keeps keys apart", async () => {
       const a = record();
       const b = record({ createdAt: at(5) });
