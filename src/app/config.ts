@@ -273,7 +273,8 @@ export interface Config {
   deliveryNoProxy: NoProxyRule[];
   /**
    * Names (never values) of the conventional proxy variables set (HTTP_PROXY, HTTPS_PROXY, any case),
-   * unless NO_PROXY is `*`. Herald ignores them, but Bun's and Deno's fetch do not (ADR 21).
+   * unless NO_PROXY is `*`. Herald ignores them; Bun's and Deno's fetch do not, so on those runtimes they
+   * are removed from the process's environment at start (ADR 21).
    */
   ambientProxyVariables: string[];
   logLevel: LogLevel;

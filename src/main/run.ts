@@ -39,6 +39,17 @@ export async function runHerald(rt: RuntimeBinding): Promise<void> {
       "OTEL_DENO=true: Deno adds its own traceparent to every delivery (a second one when Herald traces, one of Deno's own when it does not); unset OTEL_DENO and use the OTEL_EXPORTER_OTLP_* variables",
     );
   }
+  // Herald does not use HTTP_PROXY or HTTPS_PROXY (ADR 21), but Bun's and Deno's fetch read them from the
+  // process's environment, at each request (Bun) or when the first one is made (Deno), and would send
+  // direct deliveries through that proxy by host name, outside the address check. Removed from this
+  // process's environment before anything is fetched: every runtime then delivers alike.
+  if (rt.name !== "node" && config.ambientProxyVariables.length > 0) {
+    for (const name of config.ambientProxyVariables) delete rt.env[name];
+    logger.warn(
+      `${config.ambientProxyVariables.join(", ")} set: ignored, as on every runtime (removed from this ${rt.name} process's environment, which its fetch reads); deliveries go direct or through HERALD_DELIVERY_PROXY`,
+      { variables: config.ambientProxyVariables },
+    );
+  }
   let herald: Herald;
   try {
     herald = await createHerald({
@@ -70,12 +81,6 @@ export async function runHerald(rt: RuntimeBinding): Promise<void> {
   // The proxy's address only: its credentials never reach a log line.
   if (config.deliveryProxy)
     logger.info("deliveries go through an egress proxy", { proxy: config.deliveryProxy.display });
-  // Bun's and Deno's fetch send direct deliveries through these by host name, outside the address check.
-  if (rt.name !== "node" && config.ambientProxyVariables.length > 0)
-    logger.warn(
-      `${config.ambientProxyVariables.join(", ")} set: ${rt.name}'s fetch sends direct deliveries through that proxy by host name, outside Herald's address check; unset it or set NO_PROXY=*, and use HERALD_DELIVERY_PROXY`,
-      { variables: config.ambientProxyVariables },
-    );
 
   let stopping = false;
   const shutdown = async (signal: string) => {

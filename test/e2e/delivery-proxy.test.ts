@@ -54,6 +54,33 @@ describe.each(RUNTIMES)("deliveries through an egress proxy on %s", (runtime) =>
     expect(r.stdout).toBe("");
   });
 
+  it("ignores HTTPS_PROXY and HTTP_PROXY: without HERALD_DELIVERY_PROXY a delivery goes direct", async () => {
+    // Bun's and Deno's fetch would use them (by host name, outside the address check) if Herald left them
+    // in its environment; Node's never does. The proxy tunnels, so only its connection count tells.
+    const px = await startConnectProxy();
+    const rx = await startReceiver({ tls: world.tls, secrets: [], behaviour: behaviours.status(200, "ok") });
+    try {
+      const ambient = `http://127.0.0.1:${px.port}`;
+      const h = await world.start(
+        { HTTPS_PROXY: ambient, HTTP_PROXY: ambient, DENO_CERT: world.tls.caCertPath },
+        { runtime },
+      );
+      const client = world.client(h.baseUrl);
+      const direct = await createEndpoint(client, `https://localhost:${rx.port}/direct`, ["message.clicked"]);
+      expect(
+        (await publishRaw(h.baseUrl, world.token, eventBody("message.clicked"), randomUUID())).status,
+      ).toBe(202);
+      const [got] = await rx.waitFor(1);
+      expect(got?.path).toBe("/direct");
+      expect(px.connections).toBe(0);
+      await client.DELETE("/api/v1/webhooks/{id}", { params: { path: { id: direct.id } } });
+      expect(await h.stop()).toBe(0);
+      expect(h.output().includes("HTTPS_PROXY, HTTP_PROXY set: ignored")).toBe(runtime !== "node");
+    } finally {
+      await Promise.all([px.close(), rx.close()]);
+    }
+  });
+
   it("tunnels to the checked address, records and retries refusals, refuses private names first, never shows the password", async () => {
     const px = await startConnectProxy({ credentials: `herald:${PASSWORD}` });
     const rx = await startReceiver({ tls: world.tls, secrets: [], behaviour: behaviours.status(200, "ok") });
