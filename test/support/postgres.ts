@@ -77,8 +77,9 @@ async function freshEmbedded(): Promise<FreshPostgres> {
 }
 
 /**
- * A describe for what needs a PostgreSQL server: LISTEN/NOTIFY (the read cache, the due signals). The
- * embedded database's one session carries no notifications, and Herald uses neither there
- * (src/main/store.ts); on a run without a server these are skipped (test/README.md).
+ * A describe for what needs a PostgreSQL server: LISTEN/NOTIFY (the read cache, the due signals) and the
+ * sessions' startup parameters. The embedded database's one session carries no notifications (Herald
+ * uses neither there, src/main/store.ts) and ignores startup parameters; on a run without a server these
+ * are skipped (test/README.md).
  */
 export const describeOnServer = describe.runIf(Boolean(inject("postgresUrl")));

@@ -3,12 +3,6 @@ import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
 import { describeOnServer, freshPostgresDatabase } from "../../support/postgres.ts";
 
 let db: Awaited<ReturnType<typeof freshPostgresDatabase>>;
-beforeAll(async () => {
-  db = await freshPostgresDatabase("herald_test_connection");
-});
-afterAll(async () => {
-  await db?.cleanup();
-});
 
 async function settings(url: string): Promise<Record<string, string>> {
   const sql = openPostgres(url, { ...db.options, max: 1 });
@@ -29,6 +23,13 @@ async function settings(url: string): Promise<Record<string, string>> {
 // Startup parameters: the embedded database's one session ignores them (its planner settings are set on
 // the session instead, embedded.test.ts).
 describeOnServer("the store's sessions on a server", () => {
+  beforeAll(async () => {
+    db = await freshPostgresDatabase("herald_test_connection");
+  });
+  afterAll(async () => {
+    await db?.cleanup();
+  });
+
   it("carry Herald's settings", async () => {
     expect(await settings(db.url)).toEqual({
       application_name: "herald",
