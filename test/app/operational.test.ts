@@ -128,6 +128,27 @@ describe("operational events", () => {
     expect(operationalTo(t, OPS)).toHaveLength(2);
   });
 
+  it("many deliveries given up together: one delivery.exhausted each, every one delivered", async () => {
+    const t = await setup((req) => (req.url === BROKEN ? { ok: false, responseStatus: 503 } : { ok: true }));
+    const { broken } = await brokenAndOps(t);
+    const n = 150; // more than one batch publish holds (MAX_BATCH_EVENTS)
+    for (let i = 0; i < n; i++)
+      await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
+    await t.drain();
+    t.clock.advance(5_000);
+    await t.drain();
+    t.clock.advance(30_000);
+    await drainUntil(t, () => operationalTo(t, OPS).length >= n);
+    const given = (await t.repos.deliveries.list(SCOPE, broken.id, {}, { limit: 500, cursor: null })).data
+      .filter((d) => d.attempt === 3)
+      .map((d) => d.id)
+      .sort();
+    expect(given).toHaveLength(n);
+    const exhausted = operationalTo(t, OPS);
+    expect(exhausted.every((e) => e.type === "delivery.exhausted")).toBe(true);
+    expect(exhausted.map((e) => e.data.delivery_id as string).sort()).toEqual(given);
+  });
+
   it("delivery.exhausted follows the last automatic attempt only, and never a manual one", async () => {
     const t = await setup((req) => (req.url === BROKEN ? { ok: false, responseStatus: 503 } : { ok: true }));
     const { broken } = await brokenAndOps(t);
