@@ -177,16 +177,17 @@ export function operationalEvents(deps: OperationalDeps) {
     async cleared(unreported: readonly Endpoint[]): Promise<void> {
       if (unreported.length === 0) return;
       const now = new Map((await repos.endpoints.getMany(unreported.map((e) => e.id))).map((e) => [e.id, e]));
-      const notices: OperationalNotice[] = [];
-      for (const was of unreported) {
-        const since = was.failingSince;
-        if (!since) continue;
-        const marked = now.get(was.id)?.failingNotice?.getTime() === since.getTime();
-        if (!marked && !(await events.storedUnder(scopeOf(was), failingKey(was.id, since)))) continue;
-        const n = recoveredOfRead(was);
-        if (n) notices.push(n);
-      }
-      await publishAll(notices);
+      // The streaks' checks at once: one round of reads, not one streak's after another's.
+      const owed = await Promise.all(
+        unreported.map(async (was) => {
+          const since = was.failingSince;
+          if (!since) return null;
+          const marked = now.get(was.id)?.failingNotice?.getTime() === since.getTime();
+          if (!marked && !(await events.storedUnder(scopeOf(was), failingKey(was.id, since)))) return null;
+          return recoveredOfRead(was);
+        }),
+      );
+      await publishAll(owed.filter((n) => n !== null));
     },
 
     /**
