@@ -50,11 +50,11 @@ const statuses = async (ids: readonly string[]) =>
     ).map((r) => [r.id, r.status]),
   );
 
-/** Every node of an EXPLAIN (FORMAT JSON) answer. */
-function planNodes(explained: unknown): Record<string, unknown>[] {
+/** The scans of `deliveries` in an EXPLAIN (FORMAT JSON) answer, wherever they are in the plan. */
+function deliveriesScans(explained: unknown): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   const walk = (node: Record<string, unknown>) => {
-    out.push(node);
+    if (node["Relation Name"] === "deliveries" && String(node["Node Type"]).endsWith("Scan")) out.push(node);
     for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
   };
   for (const top of explained as { Plan: Record<string, unknown> }[]) walk(top.Plan);
@@ -171,9 +171,7 @@ describe("record", () => {
           'https://receiver.example/hooks', now(), now(), 0, n
         FROM generate_series(1, 20000) AS n`;
       const [plan] = await one.unsafe<{ "QUERY PLAN": unknown }[]>(`EXPLAIN (FORMAT JSON) ${execute}`);
-      const scans = planNodes(plan!["QUERY PLAN"]).filter(
-        (n) => n["Relation Name"] === "deliveries" && String(n["Node Type"]).endsWith("Scan"),
-      );
+      const scans = deliveriesScans(plan!["QUERY PLAN"]);
       expect(scans.map((n) => [n["Node Type"], n["Index Name"]])).toEqual([
         ["Index Scan", "deliveries_pkey"],
       ]);
@@ -204,9 +202,7 @@ describe("record, a full batch", () => {
       `EXPLAIN (FORMAT JSON) ${statement.query}`,
       statement.parameters as never[],
     );
-    const scans = planNodes(plan[0]!["QUERY PLAN"]).filter(
-      (n) => n["Relation Name"] === "deliveries" && String(n["Node Type"]).endsWith("Scan"),
-    );
+    const scans = deliveriesScans(plan[0]!["QUERY PLAN"]);
     expect(scans.map((n) => n["Index Name"])).toEqual(["deliveries_pkey"]);
     expect(new Set((await statuses(batch.map((d) => d.id))).values())).toEqual(new Set(["failed"]));
   });
