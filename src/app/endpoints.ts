@@ -184,6 +184,10 @@ export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
     const path = "client_certificate";
     const shape = clientCertificateShapeIssues(input, path);
     if (shape.length) throw invalid(shape);
+    if (!url.startsWith("https://"))
+      throw invalid([
+        { path, message: "needs an https:// endpoint URL: it is presented in the TLS handshake" },
+      ]);
     // Only the PEM blocks are read and kept (shape checked above: one key, at least one certificate).
     const read = deps.certificates.read(
       { ...input, privateKey: privateKeyBlock(input.privateKey) ?? input.privateKey },
@@ -192,10 +196,6 @@ export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
     if (!read.ok) throw invalid(read.issues);
     const time = clientCertificateTimeIssues(read.facts, clock.now(), path);
     if (time.length) throw invalid(time);
-    if (!url.startsWith("https://"))
-      throw invalid([
-        { path, message: "needs an https:// endpoint URL: it is presented in the TLS handshake" },
-      ]);
     return {
       ...read.facts,
       certificate: `${certificateBlocks(input.certificate).join("\n")}\n`,
@@ -243,6 +243,20 @@ export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
         ]);
       }
     }
+    // Checked before anything is read or sealed: a refused change does no work.
+    if (
+      change.url?.startsWith("http://") &&
+      change.clientCertificate === undefined &&
+      current.clientCertificate !== null
+    ) {
+      throw invalid([
+        {
+          path: "url",
+          message:
+            "must be https:// while the endpoint has a client certificate (remove it with client_certificate: null in the same request)",
+        },
+      ]);
+    }
     const now = clock.now();
     const patch: EndpointPatch = {
       updatedAt: now,
@@ -259,19 +273,6 @@ export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
         ? await readCertificate(change.clientCertificate, change.url ?? current.url)
         : change.clientCertificate,
     };
-    if (
-      change.url?.startsWith("http://") &&
-      change.clientCertificate === undefined &&
-      current.clientCertificate !== null
-    ) {
-      throw invalid([
-        {
-          path: "url",
-          message:
-            "must be https:// while the endpoint has a client certificate (remove it with client_certificate: null in the same request)",
-        },
-      ]);
-    }
     let secret: string | null = null;
     const kind = change.signatureScheme === undefined ? undefined : keyKind(change.signatureScheme);
     if (kind !== undefined && kind !== keyKind(current.signatureScheme)) {
@@ -307,9 +308,9 @@ export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
   return {
     async create(scope: Scope, input: EndpointInput): Promise<EndpointWithSecret> {
       checkInput(input.url, input.headers);
-      const headers = await changedHeaders([], input.headers ?? {});
       checkFilter(input.filter, input.events);
       checkRateLimit(input.rateLimit);
+      const headers = await changedHeaders([], input.headers ?? {});
       const now = clock.now();
       const signatureScheme = input.signatureScheme ?? DEFAULT_SIGNATURE_SCHEME;
       const clientCertificate = input.clientCertificate
