@@ -2,6 +2,7 @@ import type { DeliveryError, DeliveryStatus, DeliveryTrigger } from "../../domai
 import type { DisabledReason, Ordering } from "../../domain/endpoint.ts";
 import type { EventType } from "../../domain/event-catalog.ts";
 import type { SignatureScheme } from "../../domain/signature-scheme.ts";
+import type { ClientCertificateRecord } from "../client-certificate-record.ts";
 
 // Stored shapes: snake_case fields, `_id` is the domain id, times are BSON dates.
 
@@ -45,16 +46,8 @@ export interface EndpointDoc {
   client_certificate?: ClientCertificateDoc | null;
 }
 
-/** A client certificate: the PEM chain and its facts in clear, the private key sealed. */
-export interface ClientCertificateDoc {
-  certificate: string;
-  sealed_key: string;
-  subject: string;
-  issuer: string;
-  not_before: Date;
-  not_after: Date;
-  fingerprint: string;
-}
+/** A client certificate: the PEM chain and its facts in clear, the private key sealed; its times BSON dates. */
+export type ClientCertificateDoc = ClientCertificateRecord<Date>;
 
 export type RateLimitDoc = { per_second: number } | { per_minute: number };
 

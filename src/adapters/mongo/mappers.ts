@@ -8,6 +8,7 @@ import type { EventFilter } from "../../domain/event-filter.ts";
 import type { RateLimit } from "../../domain/rate-limit.ts";
 import { shardOf } from "../../domain/shards.ts";
 import { DEFAULT_SIGNATURE_SCHEME } from "../../domain/signature-scheme.ts";
+import { fromCertificateRecord, toCertificateRecord } from "../client-certificate-record.ts";
 import type {
   ClientCertificateDoc,
   DeliveryDoc,
@@ -35,28 +36,11 @@ const rateLimitFromDoc = (d: RateLimitDoc | null | undefined): RateLimit | null 
       ? { count: d.per_second, per: "second" }
       : { count: d.per_minute, per: "minute" };
 
+const asDate = (d: Date) => d;
 const certificateToDoc = (c: StoredClientCertificate | null): ClientCertificateDoc | null =>
-  c && {
-    certificate: c.certificate,
-    sealed_key: c.sealedKey,
-    subject: c.subject,
-    issuer: c.issuer,
-    not_before: c.notBefore,
-    not_after: c.notAfter,
-    fingerprint: c.fingerprint,
-  };
+  c && toCertificateRecord(c, asDate);
 const certificateFromDoc = (d: ClientCertificateDoc | null | undefined): StoredClientCertificate | null =>
-  d
-    ? {
-        certificate: d.certificate,
-        sealedKey: d.sealed_key,
-        subject: d.subject,
-        issuer: d.issuer,
-        notBefore: d.not_before,
-        notAfter: d.not_after,
-        fingerprint: d.fingerprint,
-      }
-    : null;
+  d ? fromCertificateRecord(d, asDate) : null;
 
 export function endpointToDoc(e: Endpoint): EndpointDoc {
   return {

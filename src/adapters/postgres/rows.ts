@@ -31,6 +31,11 @@ import type { EventFilter } from "../../domain/event-filter.ts";
 import type { RateLimit } from "../../domain/rate-limit.ts";
 import { shardOf } from "../../domain/shards.ts";
 import type { SignatureScheme } from "../../domain/signature-scheme.ts";
+import {
+  type ClientCertificateRecord,
+  fromCertificateRecord,
+  toCertificateRecord,
+} from "../client-certificate-record.ts";
 
 /** Element type OIDs for `sql.array` (pg_type). */
 export const OID = { text: 25, int4: 23, int8: 20, bool: 16, timestamptz: 1184 } as const;
@@ -225,15 +230,7 @@ export interface EndpointRow {
 }
 
 /** A client certificate as jsonb (ADR 22): the PEM chain and its facts in clear, the key sealed. */
-type ClientCertificateJson = {
-  certificate: string;
-  sealed_key: string;
-  subject: string;
-  issuer: string;
-  not_before: string;
-  not_after: string;
-  fingerprint: string;
-};
+type ClientCertificateJson = ClientCertificateRecord<string>;
 
 export function endpointFromRow(r: EndpointRow): Endpoint {
   return {
@@ -260,15 +257,8 @@ export function endpointFromRow(r: EndpointRow): Endpoint {
     filter: r.filter === null ? null : (JSON.parse(r.filter) as EventFilter),
     rateLimit: r.rate_limit && { count: r.rate_limit.count, per: r.rate_limit.per },
     ordering: r.ordering,
-    clientCertificate: r.client_certificate && {
-      certificate: r.client_certificate.certificate,
-      sealedKey: r.client_certificate.sealed_key,
-      subject: r.client_certificate.subject,
-      issuer: r.client_certificate.issuer,
-      notBefore: new Date(r.client_certificate.not_before),
-      notAfter: new Date(r.client_certificate.not_after),
-      fingerprint: r.client_certificate.fingerprint,
-    },
+    clientCertificate:
+      r.client_certificate && fromCertificateRecord(r.client_certificate, (t) => new Date(t)),
   };
 }
 
@@ -277,15 +267,8 @@ const secretsJson = (secrets: readonly StoredSecret[]): SecretJson[] =>
 const headersJson = (headers: readonly StoredHeader[]) =>
   headers.map((h) => ({ name: h.name, sealed: h.sealed }));
 const rateLimitJson = (l: RateLimit | null) => l && { count: l.count, per: l.per };
-const certificateJson = (c: StoredClientCertificate): ClientCertificateJson => ({
-  certificate: c.certificate,
-  sealed_key: c.sealedKey,
-  subject: c.subject,
-  issuer: c.issuer,
-  not_before: c.notBefore.toISOString(),
-  not_after: c.notAfter.toISOString(),
-  fingerprint: c.fingerprint,
-});
+const certificateJson = (c: StoredClientCertificate): ClientCertificateJson =>
+  toCertificateRecord(c, (d) => d.toISOString());
 
 /** A column's value as a parameter: jsonb, arrays and text columns typed so that nothing is inferred. */
 type ColumnValue =
