@@ -370,38 +370,44 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
     return { envelope, endpoints: targets.length, replayed: false };
   }
 
-  /** `publish`, traced: the publish's span, and its fan-out's, whose traceparent the event stores (ADR 24). */
-  async function traced(span: PublishSpan, scope: Scope, input: PublishInput): Promise<PublishResult> {
+  /**
+   * One publish; with tracing on, inside its span and its fan-out's, whose traceparent the event stores
+   * (ADR 24).
+   */
+  async function publishOne(
+    span: PublishSpan | null,
+    scope: Scope,
+    input: PublishInput,
+  ): Promise<PublishResult> {
     let fanOut: FanOutSpan | null = null;
     try {
       const now = clock.now();
       const p = await prepare(scope, input, now);
       if (p.kind === "replay") {
-        span.end(publishOutcome({ ok: p.result }));
+        span?.end(publishOutcome({ ok: p.result }));
         return p.result;
       }
-      fanOut = span.fanOut(p.envelope.id);
-      const accepted = await accept(scope, p.envelope, p.targets, now, fanOut.traceparent);
-      fanOut.end({ endpoints: p.targets.length, stored: accepted !== null });
+      fanOut = span?.fanOut(p.envelope.id) ?? null;
+      const accepted = await accept(scope, p.envelope, p.targets, now, fanOut?.traceparent);
+      fanOut?.end({ endpoints: p.targets.length, stored: accepted !== null });
       fanOut = null;
       const result = await answer(scope, p, accepted !== null, now);
-      span.end(publishOutcome({ ok: result }));
+      span?.end(publishOutcome({ ok: result }));
       return result;
     } catch (error) {
       fanOut?.end({ error });
-      span.end({ error });
+      span?.end({ error });
       throw error;
     }
   }
 
   return {
     async publish(scope: Scope, input: PublishInput): Promise<PublishResult> {
-      if (tracing !== null) return traced(tracing.publish(input.type, input.traceparent), scope, input);
-      const now = clock.now();
-      const p = await prepare(scope, input, now);
-      if (p.kind === "replay") return p.result;
-      const accepted = await accept(scope, p.envelope, p.targets, now);
-      return answer(scope, p, accepted !== null, now);
+      return publishOne(
+        tracing === null ? null : tracing.publish(input.type, input.traceparent),
+        scope,
+        input,
+      );
     },
 
     /**
