@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Delivery } from "../../clients/typescript/client.ts";
 import { runCli } from "../../src/cli/main.ts";
 import { freePort, type HeraldProcess, startHerald } from "../support/herald-process.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 import { freshStore } from "../support/store.ts";
 import { type RecordingIo, recordingIo } from "./helpers.ts";
 
@@ -52,7 +53,7 @@ async function listen(args: string[]): Promise<Listening> {
   const stop = new AbortController();
   stops.push(stop);
   const done = runCli(["listen", ...args], rec.io, { signal: stop.signal });
-  const started = await Promise.race([rec.waitForOut(/^Verifying with /, 20_000), done.then(() => null)]);
+  const started = await Promise.race([rec.waitForOut(/^Verifying with /), done.then(() => null)]);
   if (!started) throw new Error(`listen did not start: ${rec.err.join("\n")}`);
   const endpoint = await rec.waitForOut(/^(Created|Reusing) endpoint /);
   const secretLine = await rec.waitForOut(/^Signing secret /);
@@ -93,15 +94,15 @@ describe("a local loop: Herald → herald listen --events", () => {
     const sent = JSON.parse(await herald(["events", "send", "message.delivered", "--json"], env)) as {
       id: string;
     };
-    const line = await l.rec.waitForOut(new RegExp(sent.id), 20_000);
+    const line = await l.rec.waitForOut(new RegExp(sent.id));
     expect(line).toMatch(new RegExp(`✔ verified +message\\.delivered +${sent.id}  latency `));
 
     const test = JSON.parse(
       await herald(["webhooks", "test", l.id, "--type", "domain.verified", "--json"], env),
     ) as { event: { id: string } };
-    expect(await l.rec.waitForOut(new RegExp(test.event.id), 20_000)).toContain("✔ verified");
+    expect(await l.rec.waitForOut(new RegExp(test.event.id))).toContain("✔ verified");
 
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + PATIENCE_MS;
     let deliveries: Delivery[] = [];
     while (Date.now() < deadline) {
       deliveries = (
@@ -136,7 +137,7 @@ describe("a local loop: Herald → herald listen --events", () => {
     const sent = JSON.parse(await herald(["events", "send", "message.bounced", "--json"], env)) as {
       id: string;
     };
-    expect(await second.rec.waitForOut(new RegExp(sent.id), 20_000)).toContain("✔ verified");
+    expect(await second.rec.waitForOut(new RegExp(sent.id))).toContain("✔ verified");
     expect(await second.stop()).toBe(0);
     expect(await endpoint(first.id)).toBeNull();
   });

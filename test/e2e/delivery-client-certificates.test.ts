@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHeraldClient, unwrap } from "../../clients/typescript/client.ts";
 import { keyMaterial } from "../adapters/http/api/suite/client-certificates.ts";
 import type { HeraldProcess } from "../support/herald-process.ts";
-import { PATIENCE_MS } from "../support/patience.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { type TestClientTls, testClientTls } from "../support/tls.ts";
 import {
@@ -70,9 +69,7 @@ describe("mutual TLS (real process, receiver requiring a client certificate)", (
           );
           return found !== undefined;
         },
-        PATIENCE_MS,
         () => `an attempt of ${r.id}`,
-        100,
       );
       return [found!.status, found!.error];
     };

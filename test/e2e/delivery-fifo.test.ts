@@ -110,7 +110,6 @@ describe("ordered delivery across processes and a crash (real processes, HTTPS)"
         const owners = new Set(heads.map((l) => l.owner.split(":")[0]));
         return owners.size === herald.length && heads.every((l) => l.expiresAt.getTime() > now);
       },
-      120_000,
       () => "every process owning shards, none in hand-over",
     );
     const victimName = await ownerOf(endpoints[0]!.id);
@@ -125,7 +124,6 @@ describe("ordered delivery across processes and a crash (real processes, HTTPS)"
         // Half-way, while the first endpoint's receiver holds this event's request, its sender dies.
         await waitUntil(
           () => arrivedAt("/f0").some((r) => eventIdOf(r) === published[CRASH_AT]),
-          120_000,
           () => `${arrivedAt("/f0").length} at /f0, not the crash's event`,
         );
         await victim.kill();
@@ -179,7 +177,6 @@ describe("ordered delivery across processes and a crash (real processes, HTTPS)"
     // The first of them fails again and again; the four after it wait behind it.
     await waitUntil(
       () => arrivedAt(path).length - before >= 2,
-      120_000,
       () => `${arrivedAt(path).length - before} attempts`,
     );
     const held = async () =>
@@ -187,7 +184,6 @@ describe("ordered delivery across processes and a crash (real processes, HTTPS)"
     // Four behind the failing one (read again while a retry is being written: one more for a moment).
     await waitUntil(
       async () => (await held()) === 4,
-      10_000,
       () => "held is not 4",
     );
     expect(
@@ -215,7 +211,6 @@ describe("ordered delivery across processes and a crash (real processes, HTTPS)"
     expect(order.filter((id, k) => k === 0 || order[k - 1] !== id)).toEqual(ids);
     await waitUntil(
       async () => (await held()) === 0,
-      60_000,
       () => "still held",
     );
   }, 600_000);

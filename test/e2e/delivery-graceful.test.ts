@@ -65,9 +65,8 @@ describe("graceful stop: SIGTERM under load (real processes, HTTPS)", () => {
     const received = () => rx.reduce((n, r) => n + r.requests.length, 0);
     await waitUntil(
       () => received() >= EVENTS * 0.5,
-      60_000,
       () => `${received()} requests so far`,
-      20,
+      { everyMs: 20 },
     );
 
     const sigterm = Date.now();
@@ -125,7 +124,7 @@ describe("graceful stop: SIGTERM under load (real processes, HTTPS)", () => {
     const answered = (q: ReceivedRequest) => q.behaviour.kind === "respond" && q.behaviour.status === 200;
     const done = () =>
       rx.every((r) => new Set(r.requests.filter(answered).map(eventIdOf)).size === owed.size);
-    await waitUntil(done, 40_000, () => `${received()} requests so far`, 100);
+    await waitUntil(done, () => `${received()} requests so far`);
     console.log(
       `graceful: ${inFlight.length} requests in flight at the SIGTERM, all recorded by the stopping process; ${pendingLeft} pending deliveries after the stop, all delivered ${Date.now() - restarted} ms after the restart`,
     );
@@ -141,9 +140,8 @@ describe("graceful stop: SIGTERM under load (real processes, HTTPS)", () => {
           list = await allDeliveries(world.client(second.baseUrl), endpoints[i]!.id);
           return succeeded().size === owed.size;
         },
-        20_000,
         () => `${succeeded().size} of ${owed.size} recorded as succeeded`,
-        250,
+        { everyMs: 250 },
       );
       expect(succeeded()).toEqual(owed);
       // Every attempt is recorded: the hung ones as timeouts, followed by a later success.
@@ -154,5 +152,5 @@ describe("graceful stop: SIGTERM under load (real processes, HTTPS)", () => {
       }
     }
     expect(await second.stop()).toBe(0);
-  }, 180_000);
+  });
 });

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Delivery, EventType } from "../../clients/typescript/client.ts";
 import type { HeraldProcess } from "../support/herald-process.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 import { behaviours, type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.ts";
 import {
   allDeliveries,
@@ -89,7 +90,7 @@ describe("several processes on one database (real processes, HTTPS)", () => {
   const pairs = (ids: Set<string>) => ENDPOINTS * ids.size;
   /** Milliseconds per pair measured in the first test: later deadlines follow the machine's pace. */
   let msPerPair = 100;
-  const deadlineFor = (n: number) => Math.max(120_000, 5 * msPerPair * n);
+  const deadlineFor = (n: number) => Math.max(PATIENCE_MS, 5 * msPerPair * n);
 
   /**
    * The most requests one endpoint had in flight at once, as its receiver saw them: each is held
@@ -139,9 +140,8 @@ describe("several processes on one database (real processes, HTTPS)", () => {
         }
         return true;
       },
-      60_000,
       () => "not every pair is recorded as succeeded",
-      500,
+      { everyMs: 500 },
     );
     const times = new Map<string, number[]>();
     for (const q of seen) {
@@ -166,8 +166,8 @@ describe("several processes on one database (real processes, HTTPS)", () => {
     const ids = await publish(herald, PHASE_EVENTS);
     await waitUntil(
       () => distinct(ids) >= pairs(ids),
-      deadlineFor(pairs(ids)),
       () => `${distinct(ids)} of ${pairs(ids)} pairs`,
+      { timeoutMs: deadlineFor(pairs(ids)) },
     );
     // A process counts an attempt once it has read the answer, a moment after the receiver saw it.
     let perProcess: number[] = [];
@@ -178,7 +178,6 @@ describe("several processes on one database (real processes, HTTPS)", () => {
         );
         return perProcess.reduce((a, b) => a + b, 0) >= pairs(ids);
       },
-      10_000,
       () => `succeeded per process: ${perProcess.join(" / ")}`,
     );
     msPerPair = (Date.now() - t0) / pairs(ids);
@@ -209,7 +208,6 @@ describe("several processes on one database (real processes, HTTPS)", () => {
         shares = await owned([...herald, joined]);
         return shares[3]! > 0;
       },
-      30_000,
       () => `shards owned: ${shares.join(" / ")}`,
     );
     const second = publish([herald[0]!, herald[1]!, joined], Math.floor(PHASE_EVENTS / 2));
@@ -219,8 +217,8 @@ describe("several processes on one database (real processes, HTTPS)", () => {
     herald = [herald[0]!, herald[1]!, joined];
     await waitUntil(
       () => distinct(ids) >= pairs(ids),
-      deadlineFor(pairs(ids)),
       () => `${distinct(ids)} of ${pairs(ids)} pairs`,
+      { timeoutMs: deadlineFor(pairs(ids)) },
     );
     // Within a few ownership rounds the three left own every shard, in equal shares.
     await waitUntil(
@@ -228,7 +226,6 @@ describe("several processes on one database (real processes, HTTPS)", () => {
         shares = await owned(herald);
         return shares.reduce((a, b) => a + b, 0) === 256 && shares.every((n) => n >= 84);
       },
-      30_000,
       () => `shards owned: ${shares.join(" / ")}`,
     );
     const joinedWork = await scrapeCounter(joined.baseUrl, "herald_deliveries_total", 'outcome="succeeded"');
@@ -254,9 +251,8 @@ describe("several processes on one database (real processes, HTTPS)", () => {
     const target = Math.floor(ENDPOINTS * PHASE_EVENTS * (0.2 + 0.4 * random()));
     await waitUntil(
       () => all().length - before >= target,
-      120_000,
       () => `${all().length - before} of ${target} requests`,
-      20,
+      { everyMs: 20 },
     );
     const killedAt = Date.now();
     await herald[victim]!.kill();
@@ -266,9 +262,8 @@ describe("several processes on one database (real processes, HTTPS)", () => {
     );
     await waitUntil(
       () => distinct(ids) >= pairs(ids),
-      deadlineFor(pairs(ids)),
       () => `${distinct(ids)} of ${pairs(ids)} pairs`,
-      100,
+      { timeoutMs: deadlineFor(pairs(ids)) },
     );
     // A repeat is explained by a timeout Herald recorded, or by what the killed process had sent but not
     // recorded: it held the lease of what it sent, so it sent it at most LEASE_MS before the kill.
@@ -294,7 +289,6 @@ describe("several processes on one database (real processes, HTTPS)", () => {
         shares = await owned(survivors);
         return shares.reduce((a, b) => a + b, 0) === 256 && shares.every((n) => n === 128);
       },
-      30_000,
       () => `shards owned: ${shares.join(" / ")}`,
     );
     for (const h of survivors) expect(await h.stop()).toBe(0);

@@ -121,7 +121,6 @@ describe.each(RUNTIMES)("deliveries through an egress proxy on %s", (runtime) =>
       // The proxy's 502 is an attempt failure like any other: recorded, then retried automatically.
       await waitUntil(
         async () => (await allDeliveries(client, refused.id, "failed")).length >= 2,
-        60_000,
         () => `two failed attempts through the refusing proxy: ${JSON.stringify(px.requests)}`,
       );
       const failed = await allDeliveries(client, refused.id, "failed");
@@ -150,7 +149,6 @@ describe.each(RUNTIMES)("deliveries through an egress proxy on %s", (runtime) =>
       ).toBe(202);
       await waitUntil(
         async () => (await allDeliveries(strictClient, inner.id, "failed")).length >= 1,
-        60_000,
         () => "a failed attempt to a name resolving to a private address",
       );
       const blocked = await allDeliveries(strictClient, inner.id, "failed");

@@ -10,7 +10,6 @@ import {
 } from "../../clients/typescript/client.ts";
 import { VERSION } from "../../src/version.ts";
 import type { HeraldProcess } from "../support/herald-process.ts";
-import { PATIENCE_MS } from "../support/patience.ts";
 import {
   type BehaviourFn,
   behaviours,
@@ -93,9 +92,7 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
             );
             return done(list);
           },
-          PATIENCE_MS,
           () => `${what}; records so far: ${JSON.stringify(list.map((d) => [d.attempt, d.status, d.error]))}`,
-          100,
         );
         return list;
       },
@@ -232,7 +229,6 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
       unwrap(s.client.GET("/api/v1/webhooks/{id}", { params: { path: { id: s.endpoint.id } } }));
     await waitUntil(
       async () => (await get()).enabled === false,
-      PATIENCE_MS,
       () => "the endpoint is still enabled",
     );
     expect(await get()).toMatchObject({ enabled: false, disabled_reason: "gone" });
@@ -359,7 +355,6 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
           throw new Error("a request arrived after the endpoint was deleted");
         return Date.now() >= until;
       },
-      PATIENCE_MS,
       () => "time did not pass",
     );
     expect(s.rx.requests.length).toBe(sentBefore);
@@ -390,7 +385,6 @@ describe("delivery rules (real process, HTTPS receiver)", () => {
             list = await allDeliveries(client, e.id, { event_id: r.id! });
             return list.some((d) => d.status === "failed");
           },
-          PATIENCE_MS,
           () => `records: ${JSON.stringify(list)}`,
         );
         expect(list.find((d) => d.attempt === 1)).toMatchObject({

@@ -18,6 +18,7 @@ import { PATIENCE_MS } from "../support/patience.ts";
 import type { ReceivedRequest } from "../support/receiver.ts";
 import { type FreshStore, freshStore } from "../support/store.ts";
 import { type TestTls, testTls } from "../support/tls.ts";
+import { type UntilOptions, until } from "../support/until.ts";
 
 /**
  * What the delivery e2e files share: one database per file on the run's PostgreSQL, a fixed master key
@@ -151,19 +152,16 @@ export async function allDeliveries(
   return out;
 }
 
-/** Polls `check` every `everyMs` until it answers true; throws with `what()` after `timeoutMs`. */
-export async function waitUntil(
+/**
+ * `until` for whole-system tests: polls every 100 ms by default, since their checks ask a process over
+ * HTTP or read the database.
+ */
+export function waitUntil(
   check: () => boolean | Promise<boolean>,
-  timeoutMs: number,
   what: () => string,
-  everyMs = 100,
+  options: UntilOptions = {},
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() >= deadline) throw new Error(`not within ${timeoutMs} ms: ${what()}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
+  return until(check, what, { everyMs: 100, ...options });
 }
 
 /**

@@ -121,12 +121,10 @@ describe("erasure (real process, HTTPS receivers, restart)", () => {
     // Every event reached the accepting endpoint, and failed at the other at least once (retries pending).
     await waitUntil(
       () => all.every((id) => ok.requests.some((r) => eventIdOf(r) === id)),
-      PATIENCE_MS,
       () => `the accepting endpoint got ${ok.requests.length} of ${all.length}`,
     );
     await waitUntil(
       () => all.every((id) => failing.requests.some((r) => eventIdOf(r) === id)),
-      PATIENCE_MS,
       () => `the failing endpoint got ${failing.requests.length}`,
     );
     // The receivers' answers carry the address: the records hold it until the erasure.
@@ -193,7 +191,6 @@ describe("erasure (real process, HTTPS receivers, restart)", () => {
           .length;
       await waitUntil(
         () => count() >= 2 * bobEvents.length,
-        PATIENCE_MS,
         () => `bob's retries since: ${count()}`,
       );
     };

@@ -8,7 +8,6 @@ import {
 } from "../../clients/typescript/client.ts";
 import type { HeraldEnvelope } from "../../clients/typescript/verify.ts";
 import type { HeraldProcess } from "../support/herald-process.ts";
-import { PATIENCE_MS } from "../support/patience.ts";
 import { behaviours, type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.ts";
 import {
   allDeliveries,
@@ -142,7 +141,6 @@ describe("operational events (three real processes, HTTPS receivers)", () => {
         records = await allDeliveries(p.client, ops.e.id);
         return records.length >= 2 && records.every((d) => d.status !== "pending");
       },
-      PATIENCE_MS,
       () => `records: ${JSON.stringify(records.map((d) => [d.event_type, d.status]))}`,
     );
     expect(records.map((d) => [d.event_type, d.status]).sort()).toEqual([

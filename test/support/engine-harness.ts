@@ -20,15 +20,6 @@ import type { SecretCipher } from "../../src/app/ports/system.ts";
 import { settingsUseCases } from "../../src/app/settings.ts";
 import type { SendOutcome } from "../../src/domain/delivery.ts";
 
-/** Polls until `done` holds, failing after a deadline (the engine runs on its own). */
-export async function until(done: () => boolean | Promise<boolean>, deadlineMs = 5_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error("the condition did not hold before the deadline");
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 /** The machine's clock, for tests of what happens in real time (rate limits); it cannot be moved. */
 export function realClock() {
   return {

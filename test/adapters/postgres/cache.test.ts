@@ -6,6 +6,7 @@ import { migrate } from "../../../src/adapters/postgres/migrate.ts";
 import { createPostgresRepositories } from "../../../src/adapters/postgres/repositories.ts";
 import type { Repositories } from "../../../src/app/ports/store.ts";
 import { anEndpoint, aToken, newScope } from "../../app/ports/fixtures.ts";
+import { PATIENCE_MS } from "../../support/patience.ts";
 import { describeOnServer, type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
 
 // The server's read cache (ADR 18): tokens and a project's subscribed endpoints kept between publishes.
@@ -43,14 +44,16 @@ describeOnServer("on a PostgreSQL server", () => {
     here = createPostgresRepositories(sqlHere, undefined, cache);
   });
 
-  /** Asks `read` until `done` holds of its answer; fails after 15 s (a notification arrives in milliseconds). */
+  /** Asks `read` until `done` holds of its answer; fails after PATIENCE_MS (a notification arrives in milliseconds). */
   async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-    const until = Date.now() + 15_000;
+    const until = Date.now() + PATIENCE_MS;
     for (;;) {
       const v = await read();
       if (done(v)) return v;
       if (Date.now() > until) {
-        throw new Error(`the condition did not hold within 15 s; the last reading was ${JSON.stringify(v)}`);
+        throw new Error(
+          `the condition did not hold within ${PATIENCE_MS} ms; the last reading was ${JSON.stringify(v)}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 20));
     }

@@ -7,6 +7,7 @@ import {
   parseEndpointIds,
 } from "../../../src/adapters/postgres/due-signals.ts";
 import { describeOnServer, type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
+import { until } from "../../support/until.ts";
 
 // Due work announced across processes (ADR 18): "here" announces, "there" is another process listening.
 
@@ -28,12 +29,6 @@ describeOnServer("on a PostgreSQL server", () => {
 
   /** A channel the read cache's heartbeat found working. */
   const LIVE = { listening: true };
-
-  /** Waits until `done` holds; fails the test's expectation after 15 s (a notification takes milliseconds). */
-  async function until(done: () => boolean): Promise<void> {
-    const deadline = Date.now() + 15_000;
-    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-  }
 
   /** Listens there and resolves once the LISTEN is in place (a heartbeat sent after it comes back). */
   async function listening(signals: PostgresDueSignals, heard: string[][]): Promise<() => void> {

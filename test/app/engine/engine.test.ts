@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createMemoryRepositories } from "../../../src/adapters/memory/repositories.ts";
 import { assignShards, shardOf } from "../../../src/domain/shards.ts";
-import { engineHarness, SCOPE, sampleMessage, scriptedSender, until } from "../../support/engine-harness.ts";
+import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
+import { until } from "../../support/until.ts";
 
 type Harness = Awaited<ReturnType<typeof engineHarness>>;
 let h: Harness | null = null;
@@ -296,13 +297,17 @@ describe("dispatcher", () => {
     for (let i = 0; i < 50; i++) {
       await t.events.publish(SCOPE, { type: "message.opened", data: sampleMessage("delivered") });
     }
-    const deadline = Date.now() + 5_000;
-    while (Date.now() < deadline) {
-      const done = (await t.history(fast.endpoint.id)).filter((d) => d.status === "succeeded").length;
-      if (done === 50) break;
-      t.dispatcher.wake();
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    const succeeded = async () =>
+      (await t.history(fast.endpoint.id)).filter((d) => d.status === "succeeded").length;
+    await until(
+      async () => {
+        if ((await succeeded()) >= 50) return true;
+        t.dispatcher.wake();
+        return false;
+      },
+      "the fast endpoint's 50 deliveries",
+      { everyMs: 10 },
+    );
     expect((await t.history(fast.endpoint.id)).filter((d) => d.status === "succeeded")).toHaveLength(50);
     expect(release.length).toBe(3);
     while (release.length) {
@@ -501,8 +506,10 @@ describe("claiming", () => {
       await record(results);
     };
     t.dispatcher.start();
-    const deadline = Date.now() + 5_000;
-    while (held.length < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await until(
+      () => held.length >= 10,
+      () => `${held.length} of 10 sends held`,
+    );
     expect(held).toHaveLength(10);
     expect(reads[0]).toBe(10);
     expect(written).toEqual([]);
@@ -532,10 +539,6 @@ describe("claiming", () => {
       const got = await due(r);
       reads.push(got.length);
       return got;
-    };
-    const until = async (ok: () => boolean) => {
-      const deadline = Date.now() + 5_000;
-      while (!ok() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     };
     // Twelve stored: two go out (the cap), ten wait in the endpoint's lane (its depth is 20), none read.
     await Promise.all(

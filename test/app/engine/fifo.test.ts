@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { DeliveryRequest } from "../../../src/app/ports/sending.ts";
 import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
+import { until } from "../../support/until.ts";
 
 // ADR 16: an endpoint with ordering "fifo" receives its events in the order Herald accepted them, one
 // in flight at a time; a failing event holds the ones after it until it succeeds or is given up.
@@ -19,14 +20,6 @@ async function setup(...args: Parameters<typeof engineHarness>) {
 
 const FIFO = "https://fifo.example.com/";
 const FREE = "https://free.example.com/";
-
-async function until(check: () => boolean | Promise<boolean>, what: () => string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what()}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** A sender that answers after a few ms, as scripted per event, and notes the most in flight per URL. */
 function orderSender(answer: (eventId: string, n: number) => boolean = () => true) {

@@ -3,7 +3,8 @@ import { MemoryShards } from "../../../src/adapters/memory/shards.ts";
 import { shardOwnership } from "../../../src/app/engine/ownership.ts";
 import { silentLogger } from "../../../src/app/logger.ts";
 import { SHARD_COUNT } from "../../../src/domain/shards.ts";
-import { countingMetrics, manualClock, until } from "../../support/engine-harness.ts";
+import { countingMetrics, manualClock } from "../../support/engine-harness.ts";
+import { until } from "../../support/until.ts";
 
 // Stage 1 of the engine (ADR 9) on its own: leases, their renewal and what a lost one stops.
 

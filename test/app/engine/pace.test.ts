@@ -5,6 +5,7 @@ import type { DueRequest } from "../../../src/app/ports/deliveries.ts";
 import type { Delivery } from "../../../src/domain/delivery.ts";
 import { assignShards, shardOf } from "../../../src/domain/shards.ts";
 import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
+import { until } from "../../support/until.ts";
 
 // ADR 16: no window of one period holds more than `count` attempt starts of a rate-limited endpoint, in
 // real time (these tests run on the machine's clock), by the engine's own record (attempted_at: the pace
@@ -31,14 +32,6 @@ function timedSender(fail: (url: string) => boolean = () => false) {
     return fail(req.url) ? { ok: false, responseStatus: 500 } : { ok: true, responseStatus: 200 };
   });
   return { sender, times: (url: string) => times.get(url) ?? [] };
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: () => string, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what()}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /** The most values in any window [v, v + windowMs). */

@@ -6,6 +6,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { herald, parseCreated, TEST_MASTER_KEY } from "../../../support/herald-cli.ts";
 import { type HeraldProcess, startHerald } from "../../../support/herald-process.ts";
+import { PATIENCE_MS } from "../../../support/patience.ts";
 import { behaviours, type Receiver, startReceiver, verifyDelivery } from "../../../support/receiver.ts";
 import { freshStore } from "../../../support/store.ts";
 
@@ -29,6 +30,8 @@ const contexts: BrowserContext[] = [];
 async function newPage(options: { colorScheme?: "light" | "dark" } = {}): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
   contexts.push(context);
+  // Playwright's own 30 s for every wait and action becomes the suite's patience (a loaded machine is slow, not broken).
+  context.setDefaultTimeout(PATIENCE_MS);
   const page = await context.newPage();
   page.on("request", (r) => requested.push(r.url()));
   return page;
@@ -82,7 +85,7 @@ beforeAll(async () => {
   tokenA = parseCreated(await herald(["tokens", "create", "--name", "a", "--json"], env)).token;
   tokenB = parseCreated(await herald(["tokens", "create", "--name", "b", "--json"], env)).token;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-}, 120_000);
+});
 
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => {});
@@ -92,7 +95,7 @@ afterAll(async () => {
   await store.cleanup();
 });
 
-describe("the console in Chromium", { timeout: 120_000 }, () => {
+describe("the console in Chromium", () => {
   let page: Page;
   let endpointId: string;
   let secret: string;
@@ -150,7 +153,7 @@ describe("the console in Chromium", { timeout: 120_000 }, () => {
     page.on("framenavigated", (f) => navigations.push(f.url()));
     await publish(tokenA);
     const row = page.locator("#live-feed tbody tr", { has: page.locator(".s-failed") });
-    await row.first().waitFor({ timeout: 30_000 });
+    await row.first().waitFor();
     expect(navigations).toEqual([]);
     await shot(page, "live");
     await row
@@ -171,7 +174,7 @@ describe("the console in Chromium", { timeout: 120_000 }, () => {
     receiver.setBehaviour(behaviours.status(200, "ok"));
     await page.getByRole("button", { name: "Retry now" }).click();
     await page.getByText("Retry queued").waitFor();
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + PATIENCE_MS;
     while (!(await page.locator("dl.props .s-succeeded").count()) && Date.now() < deadline) {
       await page.waitForTimeout(250);
       await page.reload();
@@ -214,9 +217,9 @@ describe("the console in Chromium", { timeout: 120_000 }, () => {
   it("recovers a window after an outage", async () => {
     receiver.setBehaviour(behaviours.status(503, "maintenance"));
     await publish(tokenA);
-    await receiver.waitFor(3, 30_000);
+    await receiver.waitFor(3);
     // The attempt is recorded after the answer: wait for the failure to be listed.
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + PATIENCE_MS;
     for (;;) {
       await page.goto(`${server.baseUrl}/console/deliveries?status=failed`);
       if ((await page.locator("tbody tr").count()) === 2 || Date.now() > deadline) break;
@@ -228,7 +231,7 @@ describe("the console in Chromium", { timeout: 120_000 }, () => {
     await page.getByRole("button", { name: "Re-send failed and skipped" }).click();
     await page.getByText("1 delivery was queued again").waitFor();
     await shot(page, "recovered");
-    const [, , , fourth] = await receiver.waitFor(4, 30_000);
+    const [, , , fourth] = await receiver.waitFor(4);
     expect(verifyDelivery(fourth!.headers, fourth!.body, [secret], Math.floor(Date.now() / 1000)).ok).toBe(
       true,
     );

@@ -1,5 +1,6 @@
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
+import { PATIENCE_MS } from "../../../support/patience.ts";
 import { makeConsoleHarness, pathOf } from "./console-harness.ts";
 
 const HOOK = "http://127.0.0.1:9/hook";
@@ -362,7 +363,7 @@ describe("console: live", () => {
     const reader = res.body!.getReader();
     let text = "";
     const readUntil = async (needle: string) => {
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + PATIENCE_MS;
       while (!text.includes(needle)) {
         if (Date.now() > deadline) throw new Error(`no ${needle} in the stream:\n${text}`);
         const { value, done } = await reader.read();
