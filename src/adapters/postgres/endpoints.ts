@@ -18,15 +18,14 @@ export class PostgresEndpoints implements EndpointRepository {
    * After a write that changed `rows` rows: this process's cached fan-outs go at once, other processes' when
    * the trigger's notice arrives. A write that found nothing to change keeps the cache.
    */
-  private changed<T>(result: T, rows: number): T {
+  private changed(rows: number): void {
     if (rows > 0) this.cache?.changed("endpoints");
-    return result;
   }
 
   async insert(endpoint: Endpoint): Promise<void> {
     // A taken id fails with a unique violation, as the other stores refuse it.
     await this.sql`INSERT INTO endpoints ${this.sql(endpointColumns(this.sql, endpoint))}`;
-    this.changed(undefined, 1);
+    this.changed(1);
   }
 
   async get(scope: Scope, id: string): Promise<Endpoint | null> {
@@ -94,14 +93,16 @@ export class PostgresEndpoints implements EndpointRepository {
       UPDATE endpoints SET ${this.sql(endpointPatchColumns(this.sql, patch))}
       WHERE id = ${id} AND tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}
       RETURNING *`;
-    return row ? this.changed(endpointFromRow(row), 1) : null;
+    this.changed(row ? 1 : 0);
+    return row ? endpointFromRow(row) : null;
   }
 
   async delete(scope: Scope, id: string): Promise<boolean> {
     const r = await this.sql`
       DELETE FROM endpoints
       WHERE id = ${id} AND tenant_id = ${scope.tenantId} AND project_id = ${scope.projectId}`;
-    return this.changed(r.count === 1, r.count);
+    this.changed(r.count);
+    return r.count === 1;
   }
 
   async markSucceeded(ids: readonly string[]): Promise<void> {
@@ -110,7 +111,7 @@ export class PostgresEndpoints implements EndpointRepository {
     const r = await this.sql`
       UPDATE endpoints SET failing_since = NULL
       WHERE id = ANY(${texts(this.sql, [...new Set(ids)])}::text[]) AND failing_since IS NOT NULL`;
-    this.changed(undefined, r.count);
+    this.changed(r.count);
   }
 
   async markFailing(ids: readonly string[], at: Date): Promise<void> {
@@ -118,7 +119,7 @@ export class PostgresEndpoints implements EndpointRepository {
     const r = await this.sql`
       UPDATE endpoints SET failing_since = ${at}, failing_notice = NULL
       WHERE id = ANY(${texts(this.sql, [...new Set(ids)])}::text[]) AND failing_since IS NULL`;
-    this.changed(undefined, r.count);
+    this.changed(r.count);
   }
 
   async listUnreported(kind: "failing" | "disabled", before: Date, limit: number): Promise<Endpoint[]> {
@@ -146,7 +147,8 @@ export class PostgresEndpoints implements EndpointRepository {
             .sql`UPDATE endpoints SET failing_notice = ${at} WHERE id = ${id} AND failing_since = ${at}`
         : await this
             .sql`UPDATE endpoints SET disabled_notice = ${at} WHERE id = ${id} AND disabled_at = ${at}`;
-    return this.changed(r.count === 1, r.count);
+    this.changed(r.count);
+    return r.count === 1;
   }
 
   async listFailingSince(before: Date, limit: number): Promise<Endpoint[]> {
@@ -165,7 +167,8 @@ export class PostgresEndpoints implements EndpointRepository {
       UPDATE endpoints
       SET enabled = false, disabled_reason = ${reason}, updated_at = ${at}, disabled_at = ${at}, disabled_notice = NULL
       WHERE id = ${id} AND enabled`;
-    return this.changed(r.count === 1, r.count);
+    this.changed(r.count);
+    return r.count === 1;
   }
 
   async listFifo(): Promise<string[]> {

@@ -6,8 +6,8 @@ import { migrate } from "../../../src/adapters/postgres/migrate.ts";
 import { createPostgresRepositories } from "../../../src/adapters/postgres/repositories.ts";
 import type { Repositories } from "../../../src/app/ports/store.ts";
 import { anEndpoint, aToken, newScope } from "../../app/ports/fixtures.ts";
-import { PATIENCE_MS } from "../../support/patience.ts";
 import { describeOnServer, type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
+import { until } from "../../support/until.ts";
 
 // The server's read cache (ADR 18): tokens and a project's subscribed endpoints kept between publishes.
 // "Here" is one Herald process with the cache, "there" another process writing the same database. The
@@ -44,19 +44,18 @@ describeOnServer("on a PostgreSQL server", () => {
     here = createPostgresRepositories(sqlHere, undefined, cache);
   });
 
-  /** Asks `read` until `done` holds of its answer; fails after PATIENCE_MS (a notification arrives in milliseconds). */
+  /** Asks `read` until `done` holds of its answer (a notification arrives in milliseconds); answers it. */
   async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-    const until = Date.now() + PATIENCE_MS;
-    for (;;) {
-      const v = await read();
-      if (done(v)) return v;
-      if (Date.now() > until) {
-        throw new Error(
-          `the condition did not hold within ${PATIENCE_MS} ms; the last reading was ${JSON.stringify(v)}`,
-        );
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    let v!: T;
+    await until(
+      async () => {
+        v = await read();
+        return done(v);
+      },
+      () => `the last reading was ${JSON.stringify(v)}`,
+      { everyMs: 20 },
+    );
+    return v;
   }
 
   /** Runs `write`, then waits until the cache has heard `changes` changes since it began. */
