@@ -1,15 +1,18 @@
-import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
+import { createHash, createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
 import type { CertificateReader, CertificateReading } from "../../app/ports/system.ts";
 import type { ClientCertificateInput } from "../../domain/client-certificate.ts";
+import { type CertificateFields, certificateFields } from "./certificate-der.ts";
 
 const CLIENT_AUTH = "1.3.6.1.5.5.7.3.2";
 const ANY_EXTENDED_KEY_USAGE = "2.5.29.37.0";
 const FIRST_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
 
 /**
- * The CertificateReader on node:crypto (X509Certificate, createPrivateKey), which Node, Bun and Deno
- * all provide. Error messages name the field and what is wrong, never the runtime's text (it may quote
- * input) nor the key.
+ * The CertificateReader on node:crypto (X509Certificate to parse and to match the key, createPrivateKey),
+ * which Node, Bun and Deno all provide, and Herald's own reading of the DER for the facts and the
+ * extended key usage, which X509Certificate's getters give in different shapes by runtime (ADR 22).
+ * Error messages name the field and what is wrong, never the runtime's text (it may quote input) nor
+ * the key.
  */
 export function createCertificateReader(): CertificateReader {
   return {
@@ -34,8 +37,10 @@ function readCertificate(input: ClientCertificateInput, path: string): Certifica
     issues: [{ path: `${path}.${field}`, message }],
   });
   let leaf: X509Certificate;
+  let fields: CertificateFields;
   try {
     leaf = new X509Certificate(input.certificate.match(FIRST_CERTIFICATE)?.[0] ?? input.certificate);
+    fields = certificateFields(leaf.raw);
   } catch {
     return at("certificate", "could not be read as an X.509 certificate");
   }
@@ -53,25 +58,27 @@ function readCertificate(input: ClientCertificateInput, path: string): Certifica
   }
   if (!leaf.checkPrivateKey(key))
     return at("private_key", "does not belong to the certificate (the certificate's public key is another)");
-  const usages = leaf.keyUsage as string[] | undefined;
-  if (Array.isArray(usages) && !usages.includes(CLIENT_AUTH) && !usages.includes(ANY_EXTENDED_KEY_USAGE))
+  const usages = fields.extendedKeyUsage;
+  // No extension means no restriction (RFC 5280 4.2.1.12): receivers accept it for client auth.
+  if (usages !== null && !usages.includes(CLIENT_AUTH) && !usages.includes(ANY_EXTENDED_KEY_USAGE))
     return at(
       "certificate",
       "is not for client authentication (its extended key usage lacks clientAuth, so receivers refuse it)",
     );
-  const notBefore = new Date(leaf.validFrom);
-  const notAfter = new Date(leaf.validTo);
-  if (Number.isNaN(notBefore.getTime()) || Number.isNaN(notAfter.getTime()))
-    return at("certificate", "has a validity period that could not be read");
   return {
     ok: true,
     facts: {
-      subject: leaf.subject.replaceAll("\n", ", "),
-      issuer: leaf.issuer.replaceAll("\n", ", "),
-      notBefore,
-      notAfter,
-      fingerprint: leaf.fingerprint256.toLowerCase(),
+      subject: fields.subject,
+      issuer: fields.issuer,
+      notBefore: fields.notBefore,
+      notAfter: fields.notAfter,
+      fingerprint: fingerprint(leaf.raw),
     },
     privateKey: key.export({ type: "pkcs8", format: "pem" }).toString(),
   };
+}
+
+/** SHA-256 of the DER as lowercase hex pairs joined by colons (X509Certificate.fingerprint256's form). */
+function fingerprint(der: Uint8Array): string {
+  return (createHash("sha256").update(der).digest("hex").match(/../g) ?? []).join(":");
 }
