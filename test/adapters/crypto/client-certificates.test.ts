@@ -2,9 +2,11 @@ import { generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createCertificateReader } from "../../../src/adapters/crypto/client-certificates.ts";
 import { ENCRYPTED_KEY_PASSPHRASE, testClientTls, testTls } from "../../support/tls.ts";
+import { certificateCases } from "./certificate-cases.ts";
 
-// The CertificateReader on node:crypto (the same code runs on Bun and Deno: the API suite in
-// test/e2e/runtimes.test.ts registers certificates on a real process of each).
+// The CertificateReader on node:crypto and the certificate's DER (the same cases on Bun and Deno:
+// client-certificates-runtimes.test.ts; the API suite in test/e2e/runtimes.test.ts registers
+// certificates on a real process of each).
 const reader = createCertificateReader();
 
 describe("createCertificateReader", () => {
@@ -61,5 +63,16 @@ describe("createCertificateReader", () => {
       ok: false,
       issues: [{ path: "cc.passphrase", message: "does not decrypt the private key" }],
     });
+  });
+
+  it("accepts clientAuth and no extended key usage, refuses other usages, and every other case as expected", async () => {
+    const { cases } = await certificateCases();
+    for (const { name, expected, ...input } of cases) {
+      const read = reader.read(input, "cc");
+      expect([name, read.ok ? "accepted" : read.issues], name).toEqual([
+        name,
+        expected === "accepted" ? expected : [{ path: `cc.${expected.field}`, message: expected.message }],
+      ]);
+    }
   });
 });
