@@ -171,7 +171,13 @@ const clientTls = oncePerName(generateClients);
 async function generateClients(name: string): Promise<TestClientTls> {
   const { dir, p, openssl, ca, signed } = workspace(`herald-mtls-${name}-`);
   await ca(`/CN=Herald Test Client CA ${name}`);
-  writeFileSync(p("client.ext"), "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n");
+  // With a key usage beside the extended one, as real client certificates have: Deno's
+  // X509Certificate.keyUsage then gives the key usage bits, which the reader once took for the
+  // extended key usage (issue 30).
+  writeFileSync(
+    p("client.ext"),
+    "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n",
+  );
   writeFileSync(
     p("ca.cnf"),
     [
