@@ -1,4 +1,5 @@
 import type { EventType } from "./event-catalog.ts";
+import { SEND_ERRORS, type SendError } from "./reason-codes.ts";
 import type { SignatureScheme } from "./signature-scheme.ts";
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "skipped", "cancelled"] as const;
@@ -7,17 +8,7 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export const DELIVERY_TRIGGERS = ["automatic", "manual"] as const;
 export type DeliveryTrigger = (typeof DELIVERY_TRIGGERS)[number];
 
-/** Why a send failed, as the sender reports it. */
-export const SEND_ERRORS = [
-  "timeout",
-  "connection_error",
-  "dns_error",
-  "tls_error",
-  "blocked_address",
-  "http_status",
-  "redirect",
-] as const;
-export type SendError = (typeof SEND_ERRORS)[number];
+export { SEND_ERRORS, type SendError };
 
 /**
  * A record's `error`: why its send failed, or `superseded` on a `cancelled` automatic attempt whose

@@ -2,10 +2,10 @@ import type { StoredClientCertificate } from "./client-certificate.ts";
 import type { EventType } from "./event-catalog.ts";
 import type { EventFilter } from "./event-filter.ts";
 import type { RateLimit } from "./rate-limit.ts";
+import { DISABLED_REASONS, type DisabledReason } from "./reason-codes.ts";
 import type { SignatureScheme } from "./signature-scheme.ts";
 
-export const DISABLED_REASONS = ["manual", "failing", "gone"] as const;
-export type DisabledReason = (typeof DISABLED_REASONS)[number];
+export { DISABLED_REASONS, type DisabledReason };
 
 /** A secret as stored: sealed (encrypted) text, and when an old one stops being used. */
 export interface StoredSecret {

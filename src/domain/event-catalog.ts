@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { SEND_ERRORS } from "./delivery.ts";
-import { DISABLED_REASONS } from "./endpoint.ts";
+import { DISABLED_REASONS, SEND_ERRORS } from "./reason-codes.ts";
 
 /** The event types a publisher may publish, in the order of the specification's event list. */
 export const PUBLISHED_EVENT_TYPES = [
