@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from "node:crypto";
+import { generateKeyPairSync, X509Certificate } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createCertificateReader } from "../../../src/adapters/crypto/client-certificates.ts";
 import { ENCRYPTED_KEY_PASSPHRASE, testClientTls, testTls } from "../../support/tls.ts";
@@ -73,6 +73,16 @@ describe("createCertificateReader", () => {
         name,
         expected === "accepted" ? expected : [{ path: `cc.${expected.field}`, message: expected.message }],
       ]);
+      // The facts are what Node's X509Certificate says (the form shown before they were read from the DER).
+      if (!read.ok) continue;
+      const x509 = new X509Certificate(input.certificate);
+      expect(read.facts, name).toEqual({
+        subject: x509.subject.replaceAll("\n", ", "),
+        issuer: x509.issuer.replaceAll("\n", ", "),
+        notBefore: new Date(x509.validFrom),
+        notAfter: new Date(x509.validTo),
+        fingerprint: x509.fingerprint256.toLowerCase(),
+      });
     }
   });
 });
