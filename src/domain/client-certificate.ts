@@ -11,7 +11,10 @@ export const MAX_PASSPHRASE_LENGTH = 1_024;
 
 /** What the API and the console show of a client certificate: public facts only. */
 export interface ClientCertificateFacts {
-  /** The leaf's subject and issuer distinguished names, as Node prints them (RFC 2253 escaping), RDNs joined by ", ". */
+  /**
+   * The leaf's subject and issuer distinguished names as Node prints them (RFC 2253 escaping), RDNs
+   * joined by ", ", on every runtime (read from the DER, ADR 22).
+   */
   subject: string;
   issuer: string;
   notBefore: Date;
