@@ -12,7 +12,8 @@ import { DELIVERY_STATUSES, type Delivery, type DeliveryStatus } from "../../dom
 import { deliveryFilterSql } from "./deliveries.ts";
 import { guarded } from "./errors.ts";
 import { afterCursor, fetchSize, newestFirst, toPage } from "./paging.ts";
-import { type DeliveryRow, deliveryFromRow, OID } from "./rows.ts";
+import { OID } from "./rows/arrays.ts";
+import { type DeliveryRow, deliveryFromRow } from "./rows/deliveries.ts";
 
 /** A row of `console_sessions`. */
 interface SessionRow {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
 import { PostgresEvents } from "../../../src/adapters/postgres/events.ts";
 import { migrate } from "../../../src/adapters/postgres/migrate.ts";
-import { type DeliveryRow, deliveryFromRow } from "../../../src/adapters/postgres/rows.ts";
+import { type DeliveryRow, deliveryFromRow } from "../../../src/adapters/postgres/rows/deliveries.ts";
 import { firstDeliveries } from "../../../src/app/events.ts";
 import type { StoredEvent } from "../../../src/app/ports/events.ts";
 import type { Scope } from "../../../src/app/ports/paging.ts";
