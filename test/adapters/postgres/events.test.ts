@@ -4,7 +4,7 @@ import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
 import { PostgresEvents } from "../../../src/adapters/postgres/events.ts";
 import { migrate } from "../../../src/adapters/postgres/migrate.ts";
 import { type DeliveryRow, deliveryFromRow } from "../../../src/adapters/postgres/rows/deliveries.ts";
-import { firstDeliveries } from "../../../src/app/events.ts";
+import { firstDeliveries } from "../../../src/app/event-acceptance.ts";
 import type { StoredEvent } from "../../../src/app/ports/events.ts";
 import type { Scope } from "../../../src/app/ports/paging.ts";
 import type { Delivery } from "../../../src/domain/delivery.ts";
