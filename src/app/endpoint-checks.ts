@@ -16,7 +16,8 @@ import type { StoredHeader } from "../domain/endpoint.ts";
 import { endpointUrlIssues } from "../domain/endpoint-url.ts";
 import { invalid } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
-import { type EventFilter, filterIssues } from "../domain/event-filter.ts";
+import type { EventFilter } from "../domain/event-filter.ts";
+import { filterIssues } from "../domain/event-filter-compile.ts";
 import { type RateLimit, rateLimitIssues } from "../domain/rate-limit.ts";
 import type { AppDeps } from "./deps.ts";
 
