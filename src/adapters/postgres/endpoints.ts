@@ -3,8 +3,8 @@ import type { EndpointFilter, EndpointPatch, EndpointRepository } from "../../ap
 import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { DisabledReason, Endpoint } from "../../domain/endpoint.ts";
 import type { EventType } from "../../domain/event-catalog.ts";
-import type { ReadCache } from "./cache.ts";
 import { afterCursor, fetchSize, newestFirst, toPage } from "./paging.ts";
+import type { ReadCache } from "./read-cache.ts";
 import { texts } from "./rows/arrays.ts";
 import {
   type EndpointRow,

@@ -1,6 +1,6 @@
 import type { Sql } from "postgres";
 import type { TokenRecord, TokenRepository } from "../../app/ports/tokens.ts";
-import type { ReadCache } from "./cache.ts";
+import type { ReadCache } from "./read-cache.ts";
 import { type TokenRow, tokenFromRow, tokenToRow } from "./rows/tokens.ts";
 
 export class PostgresTokens implements TokenRepository {
