@@ -1,7 +1,8 @@
 import { buildEnvelope, newEventId } from "../domain/envelope.ts";
 import { DomainError, invalid, notFound, type ValidationIssue } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
-import { compileFilter, type EventFilter, filterIssues } from "../domain/event-filter.ts";
+import type { EventFilter } from "../domain/event-filter.ts";
+import { compileFilter, filterIssues } from "../domain/event-filter-compile.ts";
 import { explainMatch, type FilterVerdict } from "../domain/event-filter-match.ts";
 import type { AppDeps } from "./deps.ts";
 import type { Scope } from "./ports/paging.ts";

@@ -1,4 +1,5 @@
-import { type EventUseCases, IDEMPOTENCY_WINDOW_MS } from "./events.ts";
+import { IDEMPOTENCY_WINDOW_MS } from "./event-preparation.ts";
+import type { EventUseCases } from "./events.ts";
 import type { Logger } from "./logger.ts";
 import type { OperationalEvents } from "./operational.ts";
 import type { Scope } from "./ports/paging.ts";

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig, parseRateLimit } from "../../src/app/config.ts";
+import { ConfigError, parseConfig } from "../../src/app/config.ts";
+import { parseRateLimit } from "../../src/app/config-values.ts";
 import { VERSION } from "../../src/version.ts";
 
 describe("configuration", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileFilter, filterIssues } from "../../src/domain/event-filter.ts";
+import { compileFilter, filterIssues } from "../../src/domain/event-filter-compile.ts";
 import { clauseMatches, explainMatch } from "../../src/domain/event-filter-match.ts";
 
 // Where payload filters follow MongoDB's documented semantics (docs/adr/0014-payload-filters.md), the

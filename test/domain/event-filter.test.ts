@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Envelope } from "../../src/domain/envelope.ts";
 import type { EventType } from "../../src/domain/event-catalog.ts";
-import { compileFilter, FILTER_LIMITS, filterIssues } from "../../src/domain/event-filter.ts";
+import { FILTER_LIMITS } from "../../src/domain/event-filter.ts";
+import { compileFilter, filterIssues } from "../../src/domain/event-filter-compile.ts";
 import { clauseMatches, explainMatch } from "../../src/domain/event-filter-match.ts";
 
 const MESSAGE_ID = "6f1c2b9e-8a44-4c1e-9a53-0d5b2f7e1a10";

@@ -8,7 +8,7 @@ import { createJsonLogger } from "../../src/adapters/json-logger.ts";
 import { createMemoryRepositories } from "../../src/adapters/memory/repositories.ts";
 import { createPrometheusMetrics } from "../../src/adapters/metrics/prometheus.ts";
 import { systemIds } from "../../src/adapters/system.ts";
-import type { RateLimit } from "../../src/app/config.ts";
+import type { RateLimit } from "../../src/app/config-values.ts";
 import { deliveryUseCases } from "../../src/app/deliveries.ts";
 import type { AppDeps } from "../../src/app/deps.ts";
 import { endpointTools } from "../../src/app/endpoint-tools.ts";

@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { RateLimit } from "../../app/config.ts";
+import type { RateLimit } from "../../app/config-values.ts";
 import type { DeliveryUseCases } from "../../app/deliveries.ts";
 import type { EndpointTools } from "../../app/endpoint-tools.ts";
 import type { EndpointUseCases } from "../../app/endpoints.ts";

@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import type { RateLimit } from "../../app/config.ts";
+import type { RateLimit } from "../../app/config-values.ts";
 import type { Clock } from "../../app/ports/system.ts";
 import type { AppEnv } from "./env.ts";
 import { bearerToken } from "./middleware/auth.ts";

@@ -3,9 +3,15 @@ import type { EndpointFilter, EndpointPatch, EndpointRepository } from "../../ap
 import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { DisabledReason, Endpoint } from "../../domain/endpoint.ts";
 import type { EventType } from "../../domain/event-catalog.ts";
-import type { ReadCache } from "./cache.ts";
 import { afterCursor, fetchSize, newestFirst, toPage } from "./paging.ts";
-import { type EndpointRow, endpointColumns, endpointFromRow, endpointPatchColumns, texts } from "./rows.ts";
+import type { ReadCache } from "./read-cache.ts";
+import { texts } from "./rows/arrays.ts";
+import {
+  type EndpointRow,
+  endpointColumns,
+  endpointFromRow,
+  endpointPatchColumns,
+} from "./rows/endpoints.ts";
 
 export class PostgresEndpoints implements EndpointRepository {
   /** `cache` keeps each project's subscribers of a type between publishes (ADR 18 says how it stays right). */

@@ -14,7 +14,7 @@ import {
   type ProjectSettingsRow,
   settingsFromRow,
   settingsToRow,
-} from "./rows.ts";
+} from "./rows/erasures.ts";
 
 export class PostgresErasures implements ErasureRepository {
   constructor(private readonly sql: Sql) {}

@@ -4,17 +4,14 @@ import type { Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import { type Answer, type NaturalBatchOptions, naturalBatch, PUBLISH_BATCHING } from "../natural-batch.ts";
 import { isUnavailable } from "./errors.ts";
+import { texts } from "./rows/arrays.ts";
 import {
   deliveryColumns,
   deliveryRecords,
-  type EventRow,
-  eventColumns,
-  eventFromRow,
-  eventRecords,
   firstDeliveryRecords,
   isFirstAttemptOf,
-  texts,
-} from "./rows.ts";
+} from "./rows/deliveries.ts";
+import { type EventRow, eventColumns, eventFromRow, eventRecords } from "./rows/events.ts";
 
 /** One publish: an event and its first deliveries, written together or not at all. */
 interface Publish {

@@ -1,6 +1,7 @@
 import type { Sql } from "postgres";
 import type { IdempotencyRecord, IdempotencyRepository } from "../../app/ports/tokens.ts";
-import { type IdempotencyRow, idempotencyFromRow, texts } from "./rows.ts";
+import { texts } from "./rows/arrays.ts";
+import { type IdempotencyRow, idempotencyFromRow } from "./rows/tokens.ts";
 
 /** Rounds of the upsert-then-read before giving up (each one lost means the holder vanished in between). */
 const ATTEMPTS = 3;

@@ -1,7 +1,6 @@
 import type { Options, PostgresType, Sql } from "postgres";
 import type { Repositories } from "../../app/ports/store.ts";
 import { StoreUnavailableError } from "../../app/ports/store.ts";
-import { ReadCache } from "./cache.ts";
 import { openPostgres, renewablePostgres, typesKnown } from "./connection.ts";
 import { PostgresDeliveries } from "./deliveries.ts";
 import { PostgresDueSignals } from "./due-signals.ts";
@@ -11,6 +10,7 @@ import { guarded, translate } from "./errors.ts";
 import { PostgresEvents } from "./events.ts";
 import { PostgresIdempotency } from "./idempotency.ts";
 import { migrate } from "./migrate.ts";
+import { ReadCache } from "./read-cache.ts";
 import { PostgresShards } from "./shards.ts";
 import { PostgresTokens } from "./tokens.ts";
 

@@ -1,7 +1,7 @@
 import type { Sql } from "postgres";
 import type { TokenRecord, TokenRepository } from "../../app/ports/tokens.ts";
-import type { ReadCache } from "./cache.ts";
-import { type TokenRow, tokenFromRow, tokenToRow } from "./rows.ts";
+import type { ReadCache } from "./read-cache.ts";
+import { type TokenRow, tokenFromRow, tokenToRow } from "./rows/tokens.ts";
 
 export class PostgresTokens implements TokenRepository {
   /** `cache` keeps found tokens between requests (ADR 18 says how long a revoke may take elsewhere). */

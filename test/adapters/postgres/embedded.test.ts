@@ -9,11 +9,11 @@ import postgres from "postgres";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import {
   type EmbeddedPostgres,
-  EmbeddedPostgresInUseError,
   legacyMongoDataNotice,
   runningEmbeddedPostgresUrl,
   startEmbeddedPostgres,
 } from "../../../src/adapters/postgres/embedded.ts";
+import { EmbeddedPostgresInUseError } from "../../../src/adapters/postgres/embedded-lock.ts";
 import { PATIENCE_MS } from "../../support/patience.ts";
 
 const run = promisify(execFile);

@@ -4,7 +4,8 @@ import { AUTHENTICATED_ERRORS, BEARER_AUTH, BODY_ERRORS, errorResponses } from "
 import { jsonBody } from "../../middleware/json-body.ts";
 import { withIssuePrefix } from "../../problem.ts";
 import { PublishEventSchema } from "../events/schema.ts";
-import { EventFilterSchema, WebhookIdParams } from "./schema.ts";
+import { EventFilterSchema } from "./fields.ts";
+import { WebhookIdParams } from "./schema.ts";
 
 export const FilterTestRequestSchema = z
   .strictObject({

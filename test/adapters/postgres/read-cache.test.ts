@@ -1,8 +1,8 @@
 import type { Sql } from "postgres";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { CACHE_TTL_MS, ReadCache } from "../../../src/adapters/postgres/cache.ts";
 import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
 import { migrate } from "../../../src/adapters/postgres/migrate.ts";
+import { CACHE_TTL_MS, ReadCache } from "../../../src/adapters/postgres/read-cache.ts";
 import { createPostgresRepositories } from "../../../src/adapters/postgres/repositories.ts";
 import type { Repositories } from "../../../src/app/ports/store.ts";
 import { anEndpoint, aToken, newScope } from "../../app/ports/fixtures.ts";

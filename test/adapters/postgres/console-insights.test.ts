@@ -1,7 +1,7 @@
 import type { Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
-import { PostgresDeliveryInsights } from "../../../src/adapters/postgres/console.ts";
+import { PostgresDeliveryInsights } from "../../../src/adapters/postgres/console-insights.ts";
 import { PostgresDeliveries } from "../../../src/adapters/postgres/deliveries.ts";
 import { migrate } from "../../../src/adapters/postgres/migrate.ts";
 import type { Delivery } from "../../../src/domain/delivery.ts";
