@@ -9,7 +9,7 @@
 // A run at 1 and one at 3 processes with --stop none give the per-delivery costs of scale-out alone.
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
-import { BenchDatabase, statementsBetween } from "./postgres.ts";
+import { BenchDatabase, type StatementWork, statementsBetween } from "./postgres.ts";
 import {
   agent,
   call,
@@ -73,11 +73,14 @@ async function shardsOwned(servers: Server[]): Promise<number[]> {
   );
 }
 
-/** Statements sent so far: pg_stat_statements when the server records them, else Herald's own count. */
-async function statementCount(pg: BenchDatabase | null, servers: Server[]): Promise<number> {
-  if (pg?.statementsRecorded)
-    return statementsBetween(new Map(), await pg.statements()).reduce((a, w) => a + w.calls, 0);
-  return (await dbCounters(servers)).commands;
+/** Statements sent so far: pg_stat_statements when the server records them (by statement too), else Herald's count. */
+async function statementCount(
+  pg: BenchDatabase | null,
+  servers: Server[],
+): Promise<{ total: number; each: Map<string, StatementWork> }> {
+  if (!pg?.statementsRecorded) return { total: (await dbCounters(servers)).commands, each: new Map() };
+  const each = await pg.statements();
+  return { total: [...each.values()].reduce((a, w) => a + w.calls, 0), each };
 }
 
 const rx = await Receiver.start();
@@ -155,7 +158,7 @@ try {
   const survivors = servers.filter((s) => s !== victim);
   const cpu1 = survivors.reduce((a, s) => a + cpuSeconds(s.pid), 0) + victimCpu;
   const pgCpu1 = pg?.cpuSeconds()?.total ?? null;
-  const statements1 = (await statementCount(pg, survivors)) + victimStatements;
+  const statements1 = await statementCount(pg, survivors);
   const receipts: Receipt[] = await rx.take();
 
   // Pairs: first arrival of each (event, endpoint); arrivals of unknown ids were published by a call
@@ -216,9 +219,18 @@ try {
     max_ms: pct(latency(firsts), 100),
     gaps,
     statements_per_delivery: deliveries
-      ? Number(((statements1 - statements0) / deliveries).toFixed(3))
+      ? Number(((statements1.total + victimStatements - statements0.total) / deliveries).toFixed(3))
       : null,
     statements_source: pg?.statementsRecorded ? "pg_stat_statements" : "herald_db_commands_total",
+    // The statements that make up most of it: calls per delivery, rows per call, the statement's start.
+    statements_by_kind: statementsBetween(statements0.each, statements1.each)
+      .slice(0, 10)
+      .map((w) => ({
+        calls: Number((w.calls / Math.max(1, deliveries)).toFixed(4)),
+        rows_per_call: Number((w.rows / w.calls).toFixed(1)),
+        mean_ms: Number((w.ms / w.calls).toFixed(3)),
+        query: w.query.replace(/\s+/g, " ").slice(0, 90),
+      })),
     herald_cpu_s_per_1000: deliveries ? Number((((cpu1 - cpu0) / deliveries) * 1000).toFixed(3)) : null,
     postgres_cpu_s_per_1000:
       deliveries && pgCpu0 !== null && pgCpu1 !== null
@@ -240,6 +252,8 @@ try {
     say(
       `per delivery: ${result.statements_per_delivery} statements (${result.statements_source}); CPU s per 1,000: Herald ${result.herald_cpu_s_per_1000}, PostgreSQL ${result.postgres_cpu_s_per_1000 ?? "n/a"}`,
     );
+    for (const w of result.statements_by_kind)
+      say(`  ${w.calls}  ${w.rows_per_call}  ${w.mean_ms} ms  ${w.query}`);
     say(`load average ${load0.join(" / ")} → ${result.load_average_after.join(" / ")}`);
   }
   if (lost > 0) process.exitCode = 1;
