@@ -9,6 +9,7 @@
 // A run at 1 and one at 3 processes with --stop none give the per-delivery costs of scale-out alone.
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
+import { MongoClient } from "mongodb";
 import { BenchDatabase, type StatementWork, statementsBetween } from "./postgres.ts";
 import {
   agent,
@@ -261,5 +262,12 @@ try {
   await Promise.all(servers.map((s) => s.stop()));
   await rx.close();
   await pg?.drop();
+  if (store === "mongo") {
+    const client = new MongoClient(process.env.MONGODB_URI!);
+    await client
+      .db(dbName)
+      .dropDatabase()
+      .finally(() => client.close());
+  }
   await agent.close();
 }
