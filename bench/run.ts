@@ -3,13 +3,10 @@
 // peak memory — for the in-memory store, for MongoDB when MONGODB_URI is set and for PostgreSQL when
 // DATABASE_URL is set (each PostgreSQL run on a database of its own, created and dropped on that server).
 // Figures go to bench/results/<timestamp>.json too.
-import { spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
-import { Worker } from "node:worker_threads";
-import { Agent, request } from "undici";
+import { checkComplete, databaseCpu, pct, peakRssMb, waitForReceipts } from "./checks.ts";
 import { startOtlpSink } from "./otlp-sink.ts";
 import {
   BenchDatabase,
@@ -18,8 +15,19 @@ import {
   statementsBetween,
   writesBetween,
 } from "./postgres.ts";
-
-type Store = "memory" | "mongo" | "postgres";
+import {
+  agent,
+  call,
+  cpuSeconds,
+  dbCounters,
+  EVENT_TYPE,
+  eventData,
+  Receiver,
+  type Server,
+  type Store,
+  startHerald,
+} from "./processes.ts";
+import { printResult } from "./report.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 /** Endpoint counts to measure, e.g. "1,8,64". */
@@ -42,275 +50,6 @@ const RATE_DELIVERIES: Record<Store, number> = {
 };
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 10);
 const PUBLISH_CONCURRENCY = Number(process.env.BENCH_PUBLISH_CONCURRENCY ?? 64);
-const EVENT_TYPE = "message.delivered";
-const TICKS_PER_SECOND = 100;
-
-interface Receipt {
-  id: string;
-  path: string;
-  at: number;
-}
-
-class Receiver {
-  private constructor(
-    private readonly worker: Worker,
-    readonly port: number,
-  ) {}
-
-  static async start(): Promise<Receiver> {
-    const worker = new Worker(join(ROOT, "bench/receiver-worker.mjs"));
-    const port = await new Promise<number>((res) =>
-      worker.once("message", (m: { type: string; port: number }) => res(m.port)),
-    );
-    return new Receiver(worker, port);
-  }
-
-  private ask<T>(type: string, reply: string): Promise<T> {
-    return new Promise((res) => {
-      const on = (m: { type: string } & Record<string, unknown>) => {
-        if (m.type !== reply) return;
-        this.worker.off("message", on);
-        res(m as T);
-      };
-      this.worker.on("message", on);
-      this.worker.postMessage({ type });
-    });
-  }
-
-  /** Deliveries received since the last take, and how many distinct (event, endpoint) pairs they are. */
-  async count(): Promise<{ count: number; distinct: number }> {
-    return await this.ask<{ count: number; distinct: number }>("count", "count");
-  }
-
-  async take(): Promise<Receipt[]> {
-    const { receipts } = await this.ask<{ receipts: [string, string, number][] }>("take", "receipts");
-    return receipts.map(([id, path, at]) => ({ id, path, at }));
-  }
-
-  async close() {
-    this.worker.postMessage({ type: "close" });
-    await new Promise((r) => this.worker.once("exit", r));
-  }
-}
-
-interface Server {
-  base: string;
-  token: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
-/** Herald's environment for `store`: only that store's variable, so a bench given both URLs can run both. */
-function storeEnv(store: Store, dbName: string, databaseUrl: string | null): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, HERALD_STORE: store };
-  delete env.DATABASE_URL;
-  delete env.MONGODB_URI;
-  if (store === "mongo") Object.assign(env, { MONGODB_URI: process.env.MONGODB_URI, MONGODB_DB: dbName });
-  if (store === "postgres") env.DATABASE_URL = databaseUrl ?? "";
-  return env;
-}
-
-async function startHerald(store: Store, dbName: string, databaseUrl: string | null): Promise<Server> {
-  // BENCH_PROFILE=dir writes a V8 CPU profile of Herald there.
-  const profile = process.env.BENCH_PROFILE
-    ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
-    : [];
-  const child = spawn(
-    process.execPath,
-    [...profile, "--import", "tsx", join(ROOT, "bench/herald-server.ts")],
-    {
-      cwd: ROOT,
-      env: {
-        ...storeEnv(store, dbName, databaseUrl),
-        HERALD_DATA_DIR: join(ROOT, ".herald-bench"),
-        HERALD_ALLOW_HTTP_URLS: "true",
-        HERALD_ALLOW_PRIVATE_NETWORKS: "true",
-        // The benchmark publishes through one token at thousands per second.
-        HERALD_RATE_LIMIT: "off",
-        HERALD_PUBLISH_RATE_LIMIT: "off",
-        HERALD_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "silent",
-        // Every process of a run issues its token for the same project: endpoints made through one are
-        // the subscribers of events published through any of them.
-        BENCH_TENANT_ID: `bench-${dbName}`,
-        BENCH_PROJECT_ID: "bench",
-      },
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  const line = await new Promise<string>((res, rej) => {
-    const rl = createInterface({ input: child.stdout! });
-    rl.once("line", res);
-    child.once("exit", (code) => rej(new Error(`herald exited with ${code}`)));
-  });
-  const { port, token } = JSON.parse(line) as { port: number; token: string };
-  return {
-    base: `http://127.0.0.1:${port}`,
-    token,
-    pid: child.pid!,
-    async stop() {
-      child.kill("SIGTERM");
-      await new Promise((r) => child.once("exit", r));
-    },
-  };
-}
-
-const agent = new Agent({ connections: 128, pipelining: 1 });
-
-async function call(s: Server, method: string, path: string, body?: unknown): Promise<unknown> {
-  const r = await request(`${s.base}${path}`, {
-    method: method as "GET",
-    dispatcher: agent,
-    headers: { authorization: `Bearer ${s.token}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await r.body.text();
-  if (r.statusCode >= 300) throw new Error(`${method} ${path}: ${r.statusCode} ${text}`);
-  return path === "/metrics" ? text : JSON.parse(text);
-}
-
-function eventData(i: number) {
-  const hex = i.toString(16).padStart(12, "0");
-  return {
-    message_id: `6f1c2b9e-8a44-4c1e-9a53-${hex}`,
-    status: "delivered",
-    channel: "email",
-    message_type: "transactional",
-    recipient: `user${i}@example.com`,
-  };
-}
-
-/** Database commands sent and documents they write, summed over the processes. */
-async function dbCounters(
-  servers: Server[],
-): Promise<{ commands: number; written: number; byCommand: Record<string, number> }> {
-  let commands = 0;
-  let written = 0;
-  const byCommand: Record<string, number> = {};
-  for (const s of servers) {
-    const text = (await call(s, "GET", "/metrics")) as string;
-    for (const [, command, collection, n] of text.matchAll(
-      /^herald_db_commands_total\{command="([^"]*)",collection="([^"]*)"\} (\d+)/gm,
-    )) {
-      commands += Number(n);
-      const name = collection ? `${command} ${collection}` : (command as string);
-      byCommand[name] = (byCommand[name] ?? 0) + Number(n);
-    }
-    written += Number(/^herald_db_documents_written_total (\d+)/m.exec(text)?.[1] ?? 0);
-  }
-  return { commands, written, byCommand };
-}
-
-/** CPU seconds (user + system, or system only) a process has used, from /proc. */
-function cpuSeconds(pid: number, only: "all" | "system" = "all"): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((only === "all" ? Number(fields[11]) : 0) + Number(fields[12])) / TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
-}
-
-/** The database server's processes on this machine (FerretDB's and PostgreSQL's), by name. */
-function databasePids(): { ferretdb: number[]; postgres: number[] } {
-  const out = { ferretdb: [] as number[], postgres: [] as number[] };
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const comm = readFileSync(`/proc/${entry}/comm`, "utf8").trim();
-      if (/^ferretdb/.test(comm)) out.ferretdb.push(Number(entry));
-      else if (/^postgres/.test(comm)) out.postgres.push(Number(entry));
-    } catch {}
-  }
-  return out;
-}
-
-/** CPU seconds used so far by the database's processes and by the whole machine. */
-function databaseCpu(): { ferretdb: number; postgres: number; machine: number; steal: number } {
-  const pids = databasePids();
-  const sum = (xs: number[]) => xs.reduce((a, pid) => a + cpuSeconds(pid), 0);
-  const stat = readFileSync("/proc/stat", "utf8").split("\n")[0]!.split(/\s+/).slice(1, 9).map(Number);
-  const busy = stat.reduce((a, b) => a + b, 0) - (stat[3] ?? 0) - (stat[4] ?? 0);
-  return {
-    ferretdb: sum(pids.ferretdb),
-    postgres: sum(pids.postgres),
-    machine: busy / TICKS_PER_SECOND,
-    // Time the hypervisor gave this machine's CPUs to other guests: a busy host, whatever ran here.
-    steal: (stat[7] ?? 0) / TICKS_PER_SECOND,
-  };
-}
-
-function peakRssMb(pid: number): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-const pct = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-
-/** What Herald recorded for every endpoint, by status and error: printed when deliveries go missing. */
-async function recordedOutcomes(s: Server): Promise<Record<string, number>> {
-  const counts: Record<string, number> = {};
-  const hooks = (await call(s, "GET", "/api/v1/webhooks?limit=100")) as { data: { id: string }[] };
-  for (const w of hooks.data) {
-    let cursor: string | null = null;
-    do {
-      const q: string = cursor ? `&cursor=${cursor}` : "";
-      const page = (await call(s, "GET", `/api/v1/webhooks/${w.id}/deliveries?limit=100${q}`)) as {
-        data: { status: string; error: string | null }[];
-        next_cursor: string | null;
-      };
-      for (const d of page.data)
-        counts[`${d.status}/${d.error}`] = (counts[`${d.status}/${d.error}`] ?? 0) + 1;
-      cursor = page.next_cursor;
-    } while (cursor);
-  }
-  return counts;
-}
-
-async function waitForReceipts(s: Server, rx: Receiver, expected: number, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { distinct: n } = await rx.count();
-    if (process.env.BENCH_DEBUG) console.log(`received ${n}/${expected}`);
-    if (n >= expected) return;
-    if (Date.now() > deadline) {
-      const outcomes = await recordedOutcomes(s).catch((e: Error) => ({ unavailable: e.message }));
-      throw new Error(
-        `only ${n} of ${expected} deliveries arrived in ${timeoutMs} ms; Herald recorded ${JSON.stringify(outcomes)}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/**
- * Every published event reached every endpoint, and nothing arrived that was not published: a count
- * alone could let duplicates hide a missing delivery. Returns each pair's first arrival (the receipts
- * the figures use) and how many arrived again.
- */
-function checkComplete(
-  phase: string,
-  receipts: Receipt[],
-  sent: Map<string, number>,
-  endpoints: number,
-): { first: Receipt[]; duplicates: number } {
-  const pairs = new Map<string, Receipt>();
-  for (const r of receipts) {
-    if (!sent.has(r.id))
-      throw new Error(`${phase}: the receiver got an event that was not published: ${r.id}`);
-    const key = `${r.id} ${r.path}`;
-    if (!pairs.has(key)) pairs.set(key, r);
-  }
-  if (pairs.size !== sent.size * endpoints) {
-    throw new Error(`${phase}: ${pairs.size} distinct deliveries arrived, ${sent.size * endpoints} expected`);
-  }
-  return { first: [...pairs.values()], duplicates: receipts.length - pairs.size };
-}
 
 async function publish(s: Server, i: number, sent: Map<string, number>, calls?: number[]) {
   const start = performance.now();
@@ -566,32 +305,7 @@ async function runStore(store: Store, endpoints: number, processes: number) {
   }
 }
 
-type Result = Awaited<ReturnType<typeof runStore>>;
-
-/**
- * Issue 16's targets for Herald on PostgreSQL, set for 2,000 events to 8 endpoints from 16 publishers
- * and a latency phase at 50 events/s; a run of another shape is compared all the same, and says so.
- */
-function targetLines(r: Result): string[] {
-  const t = r.throughput;
-  const shape =
-    t.events === 2_000 &&
-    r.endpoints === 8 &&
-    r.publish_concurrency === 16 &&
-    r.latency.rate_events_per_second === 50
-      ? ""
-      : ` (the targets' shape is 2,000 events x 8 endpoints, 16 publishers, 50 events/s; this run: ${t.events} x ${r.endpoints}, ${r.publish_concurrency}, ${r.latency.rate_events_per_second}/s)`;
-  const check = (ok: boolean | null) => (ok === null ? "n/a" : ok ? "met" : "MISSED");
-  const cpu = t.herald_and_database_cpu_seconds_per_1000;
-  return [
-    `targets${shape}:`,
-    `  Herald + PostgreSQL CPU s / 1,000 <= 0.25: ${cpu ?? "n/a"} ${check(cpu === null ? null : cpu <= 0.25)}`,
-    `  deliveries/s >= 5,500: ${t.deliveries_per_second} ${check(t.deliveries_per_second >= 5_500)}`,
-    `  publish call p50 <= 15 ms: ${t.publish_call_p50_ms} ms ${check(t.publish_call_p50_ms <= 15)}`,
-    `  publish->receipt p95 <= 5 ms at the fixed rate: ${r.latency.p95_ms} ms ${check(r.latency.p95_ms <= 5)}`,
-    `  nothing lost, nothing sent twice: ${t.duplicates + r.latency.duplicates} sent twice ${check(t.duplicates + r.latency.duplicates === 0)}`,
-  ];
-}
+export type Result = Awaited<ReturnType<typeof runStore>>;
 
 const machine = {
   cpus: cpus().length,
@@ -633,54 +347,7 @@ for (const endpoints of ENDPOINT_COUNTS) {
     );
     const r = await runStore(store, endpoints, processes);
     results.push(r);
-    const t = r.throughput;
-    const l = r.latency;
-    const byTable = t.db_rows_written_per_delivery_by_table;
-    console.log(
-      [
-        `deliveries/s            ${t.deliveries_per_second}  (${t.deliveries} in ${t.seconds.toFixed(2)} s, publishing concurrently for ${t.publish_seconds.toFixed(2)} s; ${t.duplicates} sent twice)`,
-        `drain deliveries/s      ${t.drain_deliveries_per_second ?? "n/a"}  (backlog after publishing stopped)`,
-        `publish call p50        ${t.publish_call_p50_ms} ms (as fast as possible), ${l.publish_call_p50_ms} ms (at the fixed rate)`,
-        `latency @${l.rate_events_per_second} events/s   p50 ${l.p50_ms} ms  p95 ${l.p95_ms} ms  p99 ${l.p99_ms} ms  max ${l.max_ms} ms  (${l.duplicates} sent twice; load ${l.load_average_before[0]} → ${l.load_average_after[0]})`,
-        store === "postgres"
-          ? `per delivery            ${t.db_round_trips_per_delivery ?? "n/a"} round trips (statements), ${t.db_rows_written_per_delivery ?? "n/a"} rows written, ${t.db_transactions_per_delivery ?? "n/a"} transactions, ${t.wal_bytes_per_delivery ?? "n/a"} WAL bytes`
-          : `per delivery            ${t.db_round_trips_per_delivery ?? "n/a"} round trips, ${t.db_documents_written_per_delivery ?? "n/a"} documents written`,
-        ...(t.db_round_trips_per_delivery_by_command
-          ? [
-              `round trips by command  ${Object.entries(t.db_round_trips_per_delivery_by_command)
-                .map(([k, v]) => `${k} ${v}`)
-                .join(", ")}`,
-            ]
-          : []),
-        ...(byTable
-          ? [
-              `rows written by table   ${Object.entries(byTable)
-                .map(([k, v]) => `${k} +${v.inserted} ~${v.updated} (HOT ${v.hot_updated}) -${v.deleted}`)
-                .join(", ")}`,
-            ]
-          : []),
-        ...(t.db_statements_per_delivery
-          ? [
-              "statements per delivery (pg_stat_statements; calls, rows per call, mean ms):",
-              ...t.db_statements_per_delivery
-                .filter((w) => w.calls >= 0.001)
-                .slice(0, 12)
-                .map((w) => `  ${w.calls}  ${w.rows_per_call}  ${w.mean_ms}  ${w.query.slice(0, 150)}`),
-            ]
-          : []),
-        `CPU s per 1,000         Herald ${t.herald_cpu_seconds_per_1000} (system ${t.herald_system_cpu_seconds_per_1000}), FerretDB ${t.ferretdb_cpu_seconds_per_1000 ?? "n/a"}, PostgreSQL ${t.postgres_cpu_seconds_per_1000 ?? "n/a"}${t.postgres_system_cpu_seconds_per_1000 === null ? "" : ` (system ${t.postgres_system_cpu_seconds_per_1000})`}; together ${t.herald_and_database_cpu_seconds_per_1000 ?? "n/a"}`,
-        ...(t.postgres_cpu_seconds_per_1000_by_process
-          ? [
-              `PostgreSQL by process   ${Object.entries(t.postgres_cpu_seconds_per_1000_by_process)
-                .map(([k, v]) => `${k} ${v}`)
-                .join(", ")}`,
-            ]
-          : []),
-        `machine load            ${t.load_average_before.join(" / ")} → ${t.load_average_after.join(" / ")} (1 / 5 / 15 min, before → after the throughput phase); CPU ${t.machine_cpu_seconds} s busy, ${t.machine_steal_seconds} s of it stolen by the host`,
-        `peak RSS (Herald)       ${r.peak_rss_mb} MiB`,
-        ...(store === "postgres" ? targetLines(r) : []),
-      ].join("\n"),
-    );
+    printResult(store, r);
   }
 }
 

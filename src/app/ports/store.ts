@@ -1,8 +1,9 @@
 // The store as a whole.
+import type { Delivery } from "../../domain/delivery.ts";
 import type { DeliveryRepository } from "./deliveries.ts";
 import type { EndpointRepository } from "./endpoints.ts";
 import type { ErasureRepository, SettingsRepository } from "./erasures.ts";
-import type { EventRepository } from "./events.ts";
+import type { EventRepository, StoredEvent } from "./events.ts";
 import type { ShardRepository } from "./shards.ts";
 import type { IdempotencyRepository, TokenRepository } from "./tokens.ts";
 
@@ -38,10 +39,24 @@ export interface DueSignals {
    * not, the engine reads for that work itself, as without signals.
    */
   readonly live: boolean;
-  /** Announces due work stored for these endpoints. Returns at once and never throws. */
-  announce(endpointIds: readonly string[]): void;
-  /** Calls `heard` with the endpoints of each announcement (this process's own included) until stopped. */
-  listen(heard: (endpointIds: readonly string[]) => void): () => void;
+  /**
+   * Announces due work stored for these endpoints. Returns at once and never throws. `work`, when given,
+   * is what a publish just stored for them (its event and those endpoints' first deliveries): a store
+   * that can carries it to the listeners, so an owner can queue it as it is instead of reading for it.
+   */
+  announce(endpointIds: readonly string[], work?: HandedWork): void;
+  /**
+   * Calls `heard` with the endpoints of each announcement (this process's own included) until stopped,
+   * and with the work it carried when it carried some (null otherwise: read for it).
+   */
+  listen(heard: (endpointIds: readonly string[], work: HandedWork | null) => void): () => void;
+}
+
+/** A publish's event and first deliveries, carried to the processes that own their shards. */
+export interface HandedWork {
+  event: StoredEvent;
+  /** First attempts of `event` (attempt 1, automatic, pending), each of an announced endpoint. */
+  deliveries: readonly Delivery[];
 }
 
 /** Thrown by adapters when the store cannot be reached; the edge answers 503. */
