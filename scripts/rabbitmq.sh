@@ -8,6 +8,8 @@
 #   scripts/rabbitmq.sh stop              # stops it and removes the state directory
 #   scripts/rabbitmq.sh bin               # installs the package if needed and prints rabbitmqctl's path
 #   scripts/rabbitmq.sh ctl ARGS...       # rabbitmqctl against this node (list_queues, ...)
+#   scripts/rabbitmq.sh client            # prints the directory of RabbitMQ's Java client jars (tests'
+#                                         # independent publisher and consumer), fetched once by Maven
 #
 # The state directory is the second argument (for ctl: RABBITMQ_STATE), default
 # $TMPDIR/herald-rabbitmq-<uid>. RABBITMQ_PORT picks the AMQP port (a test that stops and restarts the
@@ -15,6 +17,7 @@
 set -uo pipefail
 
 RMQ_BIN=/usr/lib/rabbitmq/bin
+AMQP_CLIENT_VERSION=5.37.1
 COMMAND="${1:-}"
 if [ "$COMMAND" = ctl ]; then
   STATE="${RABBITMQ_STATE:-${TMPDIR:-/tmp}/herald-rabbitmq-$(id -u)}"
@@ -26,7 +29,9 @@ say() { echo "rabbitmq.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 # shellcheck source=scripts/lib-brokers.sh
 . "$(dirname "$0")/lib-brokers.sh"
-exports() { echo "export RABBITMQ_URL=amqp://guest:guest@127.0.0.1:$(cat "$STATE/port")/"; }
+# The vhost is spelled out: by the AMQP URI spec a bare trailing `/` names the empty vhost (RabbitMQ's
+# Java client refuses it), while amqplib reads it as `/`.
+exports() { echo "export RABBITMQ_URL=amqp://guest:guest@127.0.0.1:$(cat "$STATE/port")/%2f"; }
 
 install() {
   [ -x "$RMQ_BIN/rabbitmq-server" ] && return 0
@@ -113,5 +118,8 @@ case "$COMMAND" in
     if running; then echo "running on 127.0.0.1:$(cat "$STATE/port")"; else echo "not running"; exit 1; fi ;;
   bin) install && echo "$RMQ_BIN/rabbitmqctl" ;;
   ctl) shift && ctl "$@" ;;
-  *) echo "usage: scripts/rabbitmq.sh start|stop|status|bin [state-dir] | ctl ARGS..." >&2; exit 2 ;;
+  client)
+    maven_fetch "$HERALD_CACHE/amqp-client-$AMQP_CLIENT_VERSION" "com.rabbitmq:amqp-client:$AMQP_CLIENT_VERSION" &&
+      echo "$HERALD_CACHE/amqp-client-$AMQP_CLIENT_VERSION/lib" ;;
+  *) echo "usage: scripts/rabbitmq.sh start|stop|status|bin [state-dir] | ctl ARGS... | client" >&2; exit 2 ;;
 esac
