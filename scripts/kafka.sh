@@ -59,6 +59,12 @@ start() {
     return 0
   fi
   fetch
+  FIXED_PORT="${KAFKA_PORT:-}" with_retries start_once || die "Kafka did not start (see $STATE/kafka.log)"
+  say "Kafka $KAFKA_VERSION (KRaft) on 127.0.0.1:$(cat "$STATE/port"); stop it with scripts/kafka.sh stop"
+  exports
+}
+
+start_once() {
   rm -rf "$STATE" && mkdir -p "$STATE/data" || die "cannot create $STATE"
   local port controller cluster
   port="${KAFKA_PORT:-$(free_port)}"
@@ -101,11 +107,10 @@ EOF
     die "could not format Kafka's storage (see $STATE/format.log)"
   daemon "$STATE" "$STATE/kafka.log" "${java[@]}" kafka.Kafka "$STATE/server.properties"
   wait_until 120 ready "$port" || {
-    tail -20 "$STATE/kafka.log" >&2
-    die "Kafka did not become ready on 127.0.0.1:$port in 120 s (see $STATE/kafka.log)"
+    tail -n 20 "$STATE/kafka.log" >&2
+    say "Kafka did not become ready on 127.0.0.1:$port (it exited, or 120 s passed)"
+    return 1
   }
-  say "Kafka $KAFKA_VERSION (KRaft) on 127.0.0.1:$port; stop it with scripts/kafka.sh stop"
-  exports
 }
 
 case "$COMMAND" in

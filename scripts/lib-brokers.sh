@@ -7,13 +7,13 @@ HERALD_CACHE="${HERALD_CACHE:-${HOME}/.cache/herald-ci}"
 free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 port_open() { node -e 'require("net").connect(+process.argv[1],"127.0.0.1").on("connect",()=>process.exit(0)).on("error",()=>process.exit(1))' "$1"; }
 
-# wait_until SECONDS COMMAND...: runs COMMAND every half second until it succeeds or SECONDS have passed
-# (a loaded machine starts a JVM slowly; the bound is generous, never endless).
+# wait_until SECONDS COMMAND...: runs COMMAND every half second until it succeeds, SECONDS have passed
+# (a loaded machine starts a JVM slowly; the bound is generous, never endless) or the daemon has exited.
 wait_until() {
   local deadline=$((SECONDS + $1))
   shift
   until "$@" >/dev/null 2>&1; do
-    [ "$SECONDS" -lt "$deadline" ] || return 1
+    [ "$SECONDS" -lt "$deadline" ] && running || return 1
     sleep 0.5
   done
 }
@@ -22,6 +22,17 @@ wait_until() {
 # Maven (`mvn`, from Debian's `maven` package when missing and this runs as root). DIR/lib is complete
 # only when DIR/ok exists, so an interrupted download is redone.
 maven_fetch() {
+  local dir="$1"
+  [ -f "$dir/ok" ] && return 0
+  mkdir -p "$(dirname "$dir")" || die "cannot create $(dirname "$dir")"
+  # Two test files may start the same server at once on a fresh machine: one fetches, the other waits.
+  (
+    flock 9 || die "cannot lock $dir.lock"
+    maven_fetch_locked "$@"
+  ) 9>"$dir.lock" || exit 1
+}
+
+maven_fetch_locked() {
   local dir="$1" deps="" a g v
   shift
   [ -f "$dir/ok" ] && return 0
@@ -45,6 +56,19 @@ EOF
   (cd "$dir" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib -DincludeScope=runtime) >&2 ||
     die "Maven could not fetch ${*}"
   touch "$dir/ok"
+}
+
+# with_retries START: runs START (a function starting the server on fresh ports) up to three times: a port
+# found free can be taken by someone else before the server binds it. Once when the port was given.
+with_retries() {
+  local tries=3
+  [ -n "${FIXED_PORT:-}" ] && tries=1
+  for attempt in $(seq 1 "$tries"); do
+    "$1" && return 0
+    stop_daemon "$STATE"
+    [ "$attempt" -lt "$tries" ] && say "start failed (attempt $attempt of $tries), trying again on other ports"
+  done
+  return 1
 }
 
 # daemon STATE LOG COMMAND...: starts COMMAND in a session of its own (so stop_daemon ends it and its

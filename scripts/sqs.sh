@@ -46,6 +46,12 @@ start() {
     return 0
   fi
   fetch
+  FIXED_PORT="${SQS_PORT:-}" with_retries start_once || die "ElasticMQ did not start (see $STATE/elasticmq.log)"
+  say "ElasticMQ $ELASTICMQ_VERSION (SQS) on 127.0.0.1:$(cat "$STATE/port"); stop it with scripts/sqs.sh stop"
+  exports
+}
+
+start_once() {
   rm -rf "$STATE" && mkdir -p "$STATE" || die "cannot create $STATE"
   local port
   port="${SQS_PORT:-$(free_port)}"
@@ -61,10 +67,9 @@ EOF
     "-Dconfig.file=$STATE/elasticmq.conf" -cp "$JARS/lib/*" org.elasticmq.server.Main
   wait_until 120 ready "$port" || {
     tail -n 20 "$STATE/elasticmq.log" >&2
-    die "ElasticMQ did not become ready on 127.0.0.1:$port in 120 s (see $STATE/elasticmq.log)"
+    say "ElasticMQ did not become ready on 127.0.0.1:$port (it exited, or 120 s passed)"
+    return 1
   }
-  say "ElasticMQ $ELASTICMQ_VERSION (SQS) on 127.0.0.1:$port; stop it with scripts/sqs.sh stop"
-  exports
 }
 
 case "$COMMAND" in
