@@ -6,6 +6,8 @@
 #   eval "$(scripts/kafka.sh start)"   # starts it; prints `export KAFKA_BROKERS=127.0.0.1:<port>` for eval
 #   scripts/kafka.sh status            # running or not, and where
 #   scripts/kafka.sh stop              # stops it and removes the state directory
+#   scripts/kafka.sh halt [state] [--kill]  # stops it, keeping its data (--kill: as a crash would)
+#   scripts/kafka.sh resume [state]    # starts a halted broker again, same port and data
 #   scripts/kafka.sh bin               # fetches the jars if needed and prints their directory
 #
 # The state directory is the second argument, default $TMPDIR/herald-kafka-<uid>. KAFKA_PORT picks the
@@ -66,7 +68,7 @@ start() {
 
 start_once() {
   rm -rf "$STATE" && mkdir -p "$STATE/data" || die "cannot create $STATE"
-  local port controller cluster
+  local port controller
   port="${KAFKA_PORT:-$(free_port)}"
   controller=$(free_port)
   echo "$port" >"$STATE/port"
@@ -100,12 +102,25 @@ appender.out.layout.pattern=[%d] %p %m (%c)%n
 logger.started.name=kafka.server.KafkaRaftServer
 logger.started.level=INFO
 EOF
-  local java=(java "-Xmx${KAFKA_HEAP:-512m}" -Xms128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
-    -Djava.awt.headless=true "-Dlog4j2.configurationFile=$STATE/log4j2.properties" -cp "$JARS/lib/*")
+  local cluster
   cluster=$(node -e 'console.log(require("crypto").randomBytes(16).toString("base64url"))')
-  "${java[@]}" kafka.tools.StorageTool format -t "$cluster" -c "$STATE/server.properties" >"$STATE/format.log" 2>&1 ||
+  java_cmd
+  "${JAVA[@]}" kafka.tools.StorageTool format -t "$cluster" -c "$STATE/server.properties" >"$STATE/format.log" 2>&1 ||
     die "could not format Kafka's storage (see $STATE/format.log)"
-  daemon "$STATE" "$STATE/kafka.log" "${java[@]}" kafka.Kafka "$STATE/server.properties"
+  launch
+}
+
+java_cmd() {
+  JAVA=(java "-Xmx${KAFKA_HEAP:-512m}" -Xms128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true
+    "-Dlog4j2.configurationFile=$STATE/log4j2.properties" -cp "$JARS/lib/*")
+}
+
+# Starts the broker on the state directory's configuration and data and waits until it is ready.
+launch() {
+  local port
+  port=$(cat "$STATE/port")
+  java_cmd
+  daemon "$STATE" "$STATE/kafka.log" "${JAVA[@]}" kafka.Kafka "$STATE/server.properties"
   wait_until 120 ready "$port" || {
     tail -n 20 "$STATE/kafka.log" >&2
     say "Kafka did not become ready on 127.0.0.1:$port (it exited, or 120 s passed)"
@@ -116,8 +131,12 @@ EOF
 case "$COMMAND" in
   start) start ;;
   stop) stop_daemon "$STATE" && rm -rf "$STATE" ;;
+  halt) stop_daemon "$STATE" "$(halt_signal "${3:-}")" ;;
+  resume)
+    running || { [ -f "$STATE/server.properties" ] || die "nothing to resume in $STATE"; launch || die "Kafka did not resume"; }
+    exports ;;
   status)
     if running; then echo "running on 127.0.0.1:$(cat "$STATE/port")"; else echo "not running"; exit 1; fi ;;
   bin) fetch && echo "$JARS/lib" ;;
-  *) echo "usage: scripts/kafka.sh start|stop|status|bin [state-dir]" >&2; exit 2 ;;
+  *) echo "usage: scripts/kafka.sh start|stop|halt|resume|status|bin [state-dir]" >&2; exit 2 ;;
 esac

@@ -58,6 +58,9 @@ EOF
   touch "$dir/ok"
 }
 
+# halt_signal ARG: the signal `halt` sends: KILL for --kill (a crash), else TERM (a clean stop).
+halt_signal() { if [ "${1:-}" = --kill ]; then echo KILL; else echo TERM; fi; }
+
 # with_retries START: runs START (a function starting the server on fresh ports) up to three times: a port
 # found free can be taken by someone else before the server binds it. Once when the port was given.
 with_retries() {
@@ -82,12 +85,12 @@ daemon() {
 
 running() { [ -f "$STATE/pid" ] && kill -0 "$(cat "$STATE/pid")" 2>/dev/null; }
 
-# stop_daemon STATE: TERM to the group, KILL after 10 s.
+# stop_daemon STATE [SIGNAL]: SIGNAL (TERM) to the group, KILL after 10 s.
 stop_daemon() {
   [ -f "$1/pid" ] || return 0
   local pid
   pid=$(cat "$1/pid")
-  kill -TERM -- "-$pid" 2>/dev/null
+  kill "-${2:-TERM}" -- "-$pid" 2>/dev/null
   for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -KILL -- "-$pid" 2>/dev/null
   rm -f "$1/pid"

@@ -6,6 +6,8 @@
 #   eval "$(scripts/rabbitmq.sh start)"   # starts it; prints `export RABBITMQ_URL=amqp://...` for eval
 #   scripts/rabbitmq.sh status            # running or not, and where
 #   scripts/rabbitmq.sh stop              # stops it and removes the state directory
+#   scripts/rabbitmq.sh halt [state] [--kill]  # stops it, keeping its data (--kill: as a crash would)
+#   scripts/rabbitmq.sh resume [state]    # starts a halted node again, same ports and data
 #   scripts/rabbitmq.sh bin               # installs the package if needed and prints rabbitmqctl's path
 #   scripts/rabbitmq.sh ctl ARGS...       # rabbitmqctl against this node (list_queues, ...)
 #   scripts/rabbitmq.sh client            # prints the directory of RabbitMQ's Java client jars (tests'
@@ -97,6 +99,13 @@ log.file.level = warning
 log.console = false
 disk_free_limit.absolute = 50MB
 EOF
+  launch
+}
+
+# Starts the node on the state directory's configuration and data and waits until it is ready.
+launch() {
+  local port
+  port=$(cat "$STATE/port")
   (node_env && daemon "$STATE" "$STATE/server.log" "$RMQ_BIN/rabbitmq-server")
   # The AMQP listener opens late in the boot; await_startup then waits for the boot's last steps (it
   # fails at once while the node has not yet registered with epmd, hence this order). Bounded for a
@@ -120,6 +129,12 @@ stop() {
 case "$COMMAND" in
   start) start ;;
   stop) stop ;;
+  halt)
+    [ "${3:-}" = --kill ] || { running && ctl -q stop --timeout 20 >/dev/null 2>&1; }
+    stop_daemon "$STATE" "$(halt_signal "${3:-}")" ;;
+  resume)
+    running || { [ -f "$STATE/ports" ] || die "nothing to resume in $STATE"; launch || die "RabbitMQ did not resume"; }
+    exports ;;
   status)
     if running; then echo "running on 127.0.0.1:$(cat "$STATE/port")"; else echo "not running"; exit 1; fi ;;
   bin) install && echo "$RMQ_BIN/rabbitmqctl" ;;
@@ -127,5 +142,5 @@ case "$COMMAND" in
   client)
     maven_fetch "$HERALD_CACHE/amqp-client-$AMQP_CLIENT_VERSION" "com.rabbitmq:amqp-client:$AMQP_CLIENT_VERSION" &&
       echo "$HERALD_CACHE/amqp-client-$AMQP_CLIENT_VERSION/lib" ;;
-  *) echo "usage: scripts/rabbitmq.sh start|stop|status|bin [state-dir] | ctl ARGS... | client" >&2; exit 2 ;;
+  *) echo "usage: scripts/rabbitmq.sh start|stop|halt|resume|status|bin [state-dir] | ctl ARGS... | client" >&2; exit 2 ;;
 esac

@@ -7,6 +7,8 @@
 #   eval "$(scripts/sqs.sh start)"   # starts it; prints SQS_ENDPOINT, SQS_REGION and AWS_* exports for eval
 #   scripts/sqs.sh status            # running or not, and where
 #   scripts/sqs.sh stop              # stops it and removes the state directory
+#   scripts/sqs.sh halt [state] [--kill]  # stops it, keeping its queues and messages (--kill: a crash)
+#   scripts/sqs.sh resume [state]    # starts a halted server again, same port, queues and messages
 #   scripts/sqs.sh bin               # fetches the jars if needed and prints their directory
 #
 # The state directory is the second argument, default $TMPDIR/herald-sqs-<uid>. SQS_PORT picks the port.
@@ -56,13 +58,23 @@ start_once() {
   local port
   port="${SQS_PORT:-$(free_port)}"
   echo "$port" >"$STATE/port"
+  # Queues and messages in an H2 database of the state directory, written at each change (H2 delays
+  # writes by half a second otherwise, and a killed server then forgets what it had acknowledged).
   cat >"$STATE/elasticmq.conf" <<EOF
 include classpath("application.conf")
 node-address { protocol = http, host = "127.0.0.1", port = $port, context-path = "" }
 rest-sqs { enabled = true, bind-port = $port, bind-hostname = "127.0.0.1", sqs-limits = strict }
 rest-stats { enabled = false }
+messages-storage { enabled = true, uri = "jdbc:h2:$STATE/messages;WRITE_DELAY=0" }
 aws { region = $REGION, accountId = "000000000000" }
 EOF
+  launch
+}
+
+# Starts the server on the state directory's configuration and storage and waits until it is ready.
+launch() {
+  local port
+  port=$(cat "$STATE/port")
   daemon "$STATE" "$STATE/elasticmq.log" java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
     "-Dconfig.file=$STATE/elasticmq.conf" -cp "$JARS/lib/*" org.elasticmq.server.Main
   wait_until 120 ready "$port" || {
@@ -75,8 +87,12 @@ EOF
 case "$COMMAND" in
   start) start ;;
   stop) stop_daemon "$STATE" && rm -rf "$STATE" ;;
+  halt) stop_daemon "$STATE" "$(halt_signal "${3:-}")" ;;
+  resume)
+    running || { [ -f "$STATE/elasticmq.conf" ] || die "nothing to resume in $STATE"; launch || die "ElasticMQ did not resume"; }
+    exports ;;
   status)
     if running; then echo "running on 127.0.0.1:$(cat "$STATE/port")"; else echo "not running"; exit 1; fi ;;
   bin) fetch && echo "$JARS/lib" ;;
-  *) echo "usage: scripts/sqs.sh start|stop|status|bin [state-dir]" >&2; exit 2 ;;
+  *) echo "usage: scripts/sqs.sh start|stop|halt|resume|status|bin [state-dir]" >&2; exit 2 ;;
 esac

@@ -14,6 +14,10 @@ export interface BrokerServer {
   state: string | null;
   /** Stops the server this file started (nothing for the run's own). */
   close(): Promise<void>;
+  /** Stops this file's server, keeping its data: SIGKILL for a crash, else a clean stop. */
+  halt(how: "kill" | "clean"): Promise<void>;
+  /** Starts a halted server again on the same port and data; answers when it is ready. */
+  resume(): Promise<void>;
 }
 
 const root = () => process.getuid?.() === 0;
@@ -49,19 +53,23 @@ function javaAtLeast17(): boolean {
 export const BROKERS_REQUIRED = process.env.CI === "true";
 
 /**
- * The run's broker when `given` (e.g. KAFKA_BROKERS) is set, else one started for this file by
- * scripts/<script> in a state directory of its own, stopped by `close()` or, when the test process dies
- * first, by a watcher. `names` are the variables to read from the script's exports.
+ * The run's broker when `given` (e.g. KAFKA_BROKERS) is set and `own` is not asked for, else one started
+ * for this file by scripts/<script> in a state directory of its own, stopped by `close()` or, when the
+ * test process dies first, by a watcher. `names` are the variables to read from the script's exports.
+ * A test that halts and resumes the server asks for its own: the run's is shared.
  */
 export async function startBroker(
   script: "kafka.sh" | "rabbitmq.sh" | "sqs.sh",
   given: string,
   names: string[],
+  own = false,
 ): Promise<BrokerServer> {
-  if (process.env[given]) {
+  if (process.env[given] && !own) {
     const env: Record<string, string> = {};
     for (const n of names) env[n] = process.env[n] ?? "";
-    return { env, state: null, close: async () => {} };
+    const shared = () =>
+      Promise.reject(new Error(`the run's ${given} is shared: start an own server to halt it`));
+    return { env, state: null, close: async () => {}, halt: shared, resume: shared };
   }
   const state = mkdtempSync(join(tmpdir(), `herald-${script.replace(".sh", "")}-`));
   let stdout: string;
@@ -82,6 +90,12 @@ export async function startBroker(
       await runScript(script, ["stop", state]).catch(() => {});
       unwatch();
       rmSync(state, { recursive: true, force: true });
+    },
+    async halt(how) {
+      await runScript(script, ["halt", state, ...(how === "kill" ? ["--kill"] : [])]);
+    },
+    async resume() {
+      await runScript(script, ["resume", state]);
     },
   };
 }

@@ -4,8 +4,8 @@ import { type BrokerServer, brokerUnavailable, run, startBroker } from "./broker
 export const rabbitmqUnavailable = (): string | null => brokerUnavailable("rabbitmq.sh", "RABBITMQ_URL");
 
 /** The run's RabbitMQ (RABBITMQ_URL) or a node of this file's own, by scripts/rabbitmq.sh: env.RABBITMQ_URL. */
-export const startRabbitmq = (): Promise<BrokerServer> =>
-  startBroker("rabbitmq.sh", "RABBITMQ_URL", ["RABBITMQ_URL"]);
+export const startRabbitmq = (own = false): Promise<BrokerServer> =>
+  startBroker("rabbitmq.sh", "RABBITMQ_URL", ["RABBITMQ_URL"], own);
 
 /** The directory of RabbitMQ's Java client jars, fetched by scripts/rabbitmq.sh when missing. */
 export async function amqpClientJars(): Promise<string> {

@@ -8,8 +8,8 @@ export const sqsUnavailable = (): string | null => brokerUnavailable("sqs.sh", "
 const NAMES = ["SQS_ENDPOINT", "SQS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"];
 
 /** The run's SQS server (SQS_ENDPOINT and the rest) or one of this file's own, by scripts/sqs.sh. */
-export async function startSqs(): Promise<BrokerServer> {
-  const server = await startBroker("sqs.sh", "SQS_ENDPOINT", NAMES);
+export async function startSqs(own = false): Promise<BrokerServer> {
+  const server = await startBroker("sqs.sh", "SQS_ENDPOINT", NAMES, own);
   server.env.SQS_REGION ||= "us-east-1";
   server.env.AWS_ACCESS_KEY_ID ||= "herald-test";
   server.env.AWS_SECRET_ACCESS_KEY ||= "herald-test-secret";
