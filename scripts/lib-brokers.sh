@@ -48,7 +48,7 @@ maven_fetch_locked() {
   done
   rm -rf "$dir" && mkdir -p "$dir" || die "cannot create $dir"
   cat >"$dir/pom.xml" <<EOF
-<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<project><modelVersion>4.0.0</modelVersion>
 <groupId>herald</groupId><artifactId>herald-cache</artifactId><version>1</version><packaging>pom</packaging>
 <dependencies>$deps</dependencies></project>
 EOF
