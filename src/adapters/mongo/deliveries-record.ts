@@ -27,6 +27,7 @@ const FIRST_COMMAND = 50;
 export function resultWriter(
   col: Collection<DeliveryDoc>,
   insertMany: (deliveries: readonly Delivery[]) => Promise<void>,
+  now: () => number = () => performance.now(),
 ): (results: readonly AttemptResult[]) => Promise<void> {
   let msPerResult = COMMAND_BUDGET_MS / FIRST_COMMAND;
   const observe = (ms: number, count: number) => {
@@ -36,14 +37,14 @@ export function resultWriter(
     for (let at = 0; at < results.length; ) {
       const size = Math.max(1, Math.min(RESULTS_PER_COMMAND, Math.floor(COMMAND_BUDGET_MS / msPerResult)));
       const chunk = results.slice(at, at + size);
-      const started = performance.now();
+      const started = now();
       try {
         await writeResults(col, insertMany, chunk);
       } catch (e) {
-        if (isTimeout(e)) observe(performance.now() - started, chunk.length);
+        if (isTimeout(e)) observe(now() - started, chunk.length);
         throw e;
       }
-      observe(performance.now() - started, chunk.length);
+      observe(now() - started, chunk.length);
       at += chunk.length;
     }
   };

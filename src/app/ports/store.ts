@@ -91,7 +91,7 @@ const FAILURE = Symbol.for("herald.storeFailure");
  */
 export function withFailure<E>(e: E, failure: StoreFailure): E {
   if (typeof e === "object" && e !== null && Object.isExtensible(e))
-    Object.defineProperty(e, FAILURE, { value: failure, enumerable: false });
+    Object.defineProperty(e, FAILURE, { value: failure, enumerable: false, configurable: true });
   return e;
 }
 
