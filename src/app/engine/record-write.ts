@@ -13,6 +13,22 @@ export interface Entry {
   failures: number;
 }
 
+/** How far behind recording is: what /readyz and /metrics report (recording-readiness.ts). */
+export interface RecordingBacklog {
+  /** Results sent and not recorded yet. */
+  waiting: number;
+  /** How long the oldest of them has waited, in ms; 0 when none waits. */
+  oldestMs: number;
+  /** How long writes have failed for the store as a whole (lost, timing out, busy), in ms; null while they do not. */
+  stalledMs: number | null;
+  /** The last failure's kind, until a write succeeds. */
+  failure: StoreFailure["kind"] | null;
+  /** Failed writes since the start, by kind of failure (a split write counts each part that failed). */
+  failures: Readonly<Record<string, number>>;
+  /** Results given up since the start (their deliveries handed back), by kind of failure. */
+  handedBack: Readonly<Record<string, number>>;
+}
+
 /** What a failure says about the next write: wait for the store, or try smaller. */
 export const storeWide = (f: StoreFailure) => f.kind === "unreachable";
 /** Failures that say the store as a whole is struggling now (not one result): the engine takes no new work. */

@@ -4,7 +4,9 @@ import type { Logger } from "../logger.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
 import type { Repositories, StoreFailure } from "../ports/store.ts";
 import type { Clock } from "../ports/system.ts";
-import { type Entry, stalling, writeSplitting } from "./record-write.ts";
+import { type Entry, type RecordingBacklog, stalling, writeSplitting } from "./record-write.ts";
+
+export type { RecordingBacklog } from "./record-write.ts";
 
 /** How many acknowledged pairs the recorder remembers: far more than can be in flight at once. */
 const ACKNOWLEDGED_KEPT = 10_000;
@@ -21,22 +23,6 @@ export interface RecorderOptions {
   handBackMs?: number;
   /** Results waiting (or being written) from which the engine takes no new work (default 5 × size). */
   maxWaiting?: number;
-}
-
-/** How far behind recording is: what /readyz and /metrics report (recording-readiness.ts). */
-export interface RecordingBacklog {
-  /** Results sent and not recorded yet. */
-  waiting: number;
-  /** How long the oldest of them has waited, in ms; 0 when none waits. */
-  oldestMs: number;
-  /** How long writes have failed for the store as a whole (lost, timing out, busy), in ms; null while they do not. */
-  stalledMs: number | null;
-  /** The last failure's kind, until a write succeeds. */
-  failure: StoreFailure["kind"] | null;
-  /** Failed writes since the start, by kind of failure (a split write counts each part that failed). */
-  failures: Readonly<Record<string, number>>;
-  /** Results given up since the start (their deliveries handed back), by kind of failure. */
-  handedBack: Readonly<Record<string, number>>;
 }
 
 /**
@@ -220,15 +206,25 @@ export function recorder(
     }
   }
 
+  /** A write is chained and not started yet: it takes whatever arrives until it starts. */
+  let queued = false;
+
   function flush(): Promise<void> {
     if (timer) {
       clearTimeout(timer);
       timer = null;
     }
-    writing = writing.then(cycle).catch((e: unknown) => {
-      logger.error("recording delivery results crashed; trying again", { error: e as Error });
-      schedule(options.retryMs);
-    });
+    if (queued) return writing;
+    queued = true;
+    writing = writing
+      .then(() => {
+        queued = false;
+        return cycle();
+      })
+      .catch((e: unknown) => {
+        logger.error("recording delivery results crashed; trying again", { error: e as Error });
+        schedule(options.retryMs);
+      });
     return writing;
   }
 
