@@ -92,7 +92,10 @@ export function recorder(
       ? { ...r, next: null, nextAttemptAt: null, acknowledgedInFlight: true }
       : r;
   const now = () => clock.now().getTime();
-  const accepting = () => stalledSince === null && waiting.length + writingNow.length < maxWaiting;
+  const behind = () => waiting.length + writingNow.length;
+  // A stall holds new work back only while something waits: with nothing left to write (all written or
+  // handed back), new work is what tells whether the store writes again.
+  const accepting = () => (stalledSince === null || behind() === 0) && behind() < maxWaiting;
 
   /** Tells the engine once it may take work again. */
   function checkResumed() {
@@ -180,6 +183,7 @@ export function recorder(
     }
     waiting = [...later, ...waiting];
     if (later.length > 0) schedule(options.retryMs);
+    if (waiting.length === 0) stalledSince = null;
     if (lost || !announced) {
       // Tried again with the next write; a streak changed meanwhile keeps its newer state.
       for (const id of ended) if (!streakStarted.has(id)) streakEnded.add(id);

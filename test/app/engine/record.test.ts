@@ -105,9 +105,20 @@ describe.each(STORES)("recording delivery results on %s (issue 31)", (_name, mak
     const seen = recordDouble(repos, (rs) =>
       rs.length > 7 ? tooLarge(`${rs.length} results are too many`) : null,
     );
-    h = await engineHarness({ repos, options: { flushDelayMs: 50 } });
+    // The first 20 sends answer together, so their results meet in one write the double refuses.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const sender = scriptedSender(async (_req, n) => {
+      if (n <= 20) await gate;
+      return { ok: true, responseStatus: 200 };
+    });
+    h = await engineHarness({ repos, sender, options: { flushDelayMs: 200, endpointConcurrency: 50 } });
     h.dispatcher.start();
     const endpoint = await publishMany(h, 60);
+    await until(() => h!.sender.requests.length >= 20, "20 sends waiting to answer");
+    open();
     await h.drain();
     // drain() can answer between a hand-over and its claim on a slower store: wait for the outcome itself.
     await until(async () => (await statuses(h!, endpoint.id)).succeeded === 60, "all 60 recorded");
@@ -175,7 +186,11 @@ describe.each(STORES)("recording delivery results on %s (issue 31)", (_name, mak
     const repos = await makeRepos();
     let down = true;
     const seen = recordDouble(repos, () => (down ? new StoreUnavailableError() : null));
-    h = await engineHarness({ repos, options: { concurrency: 4, endpointConcurrency: 4 } });
+    // The first two sends fail: once recording is back, their retries must come too.
+    const sender = scriptedSender((_req, n) =>
+      n <= 2 ? { ok: false, responseStatus: 500, error: "http_status" } : { ok: true, responseStatus: 200 },
+    );
+    h = await engineHarness({ repos, sender, options: { concurrency: 4, endpointConcurrency: 4 } });
     h.dispatcher.start();
     const endpoint = await publishMany(h, 40);
     await until(() => seen.sizes.length >= 2, "two failed writes");
@@ -189,15 +204,50 @@ describe.each(STORES)("recording delivery results on %s (issue 31)", (_name, mak
     expect(behind.stalledMs).not.toBeNull();
 
     down = false;
-    await until(
-      async () => (await statuses(h!, endpoint.id)).succeeded === 40,
-      "all 40 recorded after recovery",
-    );
+    await until(async () => (await statuses(h!, endpoint.id)).succeeded === 38, "38 recorded after recovery");
     await h.drain();
+    expect(await statuses(h, endpoint.id)).toEqual({ succeeded: 38, failed: 2, pending: 2 });
     expect(h.sender.requests).toHaveLength(40);
     expect(new Set(h.sender.requests.map((r) => r.eventId)).size).toBe(40);
     expect(seen.written).toHaveLength(40);
     expect(new Set(seen.written).size).toBe(40);
+    // The retries are due 5 s later (random() is 0.5: no jitter), and are sent and recorded then.
+    h.clock.advance(5_000);
+    await h.drain();
+    await until(async () => (await statuses(h!, endpoint.id)).succeeded === 40, "both retries recorded");
+    expect(h.sender.requests).toHaveLength(42);
     expect(h.dispatcher.recording()).toMatchObject({ waiting: 0, stalledMs: null, handedBack: {} });
+  });
+
+  it("a result that times out alone is handed back, and the engine does not stay stalled", async () => {
+    const repos = await makeRepos();
+    const sender = scriptedSender((_req, n) => ({
+      ok: true,
+      responseStatus: 200,
+      responseBody: n === 1 ? "slow" : "ok",
+    }));
+    recordDouble(repos, (rs) =>
+      rs.some((r) => r.responseBody === "slow")
+        ? new StoreUnavailableError(undefined, { kind: "timeout" })
+        : null,
+    );
+    h = await engineHarness({ repos, sender });
+    h.dispatcher.start();
+    const endpoint = await publishMany(h, 1);
+    await until(() => h!.dispatcher.recording().handedBack.timeout === 1, "the timed-out result handed back");
+    // Nothing waits any more: new work is taken, sent and recorded.
+    for (let i = 0; i < 5; i++)
+      await h.events.publish(SCOPE, { type: "message.delivered", data: sampleMessage() });
+    let last = {};
+    await until(
+      async () => {
+        last = await statuses(h!, endpoint.id);
+        return (last as { succeeded?: number }).succeeded === 5;
+      },
+      () =>
+        `5 new events recorded: ${JSON.stringify([last, h!.sender.requests.length, h!.dispatcher.recording()])}`,
+    );
+    expect(await statuses(h, endpoint.id)).toEqual({ succeeded: 5, pending: 1 });
+    expect(h.dispatcher.recording()).toMatchObject({ waiting: 0, stalledMs: null });
   });
 });
