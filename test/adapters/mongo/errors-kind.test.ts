@@ -16,9 +16,12 @@ import { StoreUnavailableError, storeFailureOf } from "../../../src/app/ports/st
 // told apart, with the server's (or driver's) own answer; only a lost connection is "unreachable".
 
 const bulkWrapping = (inner: Error) => {
-  const e = new MongoBulkWriteError({ message: inner.message, code: 0, writeErrors: [] as unknown as WriteError[] }, {
-    getWriteConcernError: () => undefined,
-  } as unknown as ConstructorParameters<typeof MongoBulkWriteError>[1]);
+  const e = new MongoBulkWriteError(
+    { message: inner.message, code: 0, writeErrors: [] as unknown as WriteError[] },
+    {
+      getWriteConcernError: () => undefined,
+    } as unknown as ConstructorParameters<typeof MongoBulkWriteError>[1],
+  );
   Object.assign(e, { errorResponse: inner });
   return e;
 };
