@@ -401,7 +401,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description 200 when the database answers, 503 otherwise. No authentication.
+         * @description 200 when the database answers and delivery results are being recorded, 503 otherwise. No authentication.
          */
         get: operations["getReadiness"];
         put?: never;

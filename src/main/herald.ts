@@ -88,7 +88,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
       fifoHeld: [...pending.values()].reduce((sum, n) => sum + heldCount("fifo", n), 0),
     };
   };
-  const prometheus = createPrometheusMetrics(gauges);
+  const prometheus = createPrometheusMetrics(gauges, () => dispatcher?.recording() ?? null);
   const { render } = prometheus;
   // With OTLP metrics on, each report goes to /metrics and to the OTLP instruments alike.
   const { metrics, fanOut } = telemetry?.metered(prometheus, gauges) ?? prometheus;
@@ -128,6 +128,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     erasures,
     settings,
     ping: () => repos.ping(),
+    recording: () => dispatcher?.recording() ?? null,
     wedged: () => liveness?.wedged() ?? null,
     metrics: render,
     logger,

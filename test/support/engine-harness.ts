@@ -9,7 +9,7 @@ import { endpointUseCases } from "../../src/app/endpoints.ts";
 import { createEngine, type EngineOptions } from "../../src/app/engine/engine.ts";
 import { erasureUseCases } from "../../src/app/erasures.ts";
 import { eventUseCases, type PublishInput } from "../../src/app/events.ts";
-import { silentLogger } from "../../src/app/logger.ts";
+import { type Logger, silentLogger } from "../../src/app/logger.ts";
 import { maintenanceJobs } from "../../src/app/maintenance.ts";
 import { type OperationalEvents, operationalEvents } from "../../src/app/operational.ts";
 import type { FanOutMetrics } from "../../src/app/ports/events.ts";
@@ -121,6 +121,8 @@ export async function engineHarness(
     cipher?: SecretCipher;
     /** HERALD_FAILING_AFTER (default 1 h). */
     failingAfterMs?: number;
+    /** The dispatcher's logger (default silent). */
+    logger?: Logger;
   } = {},
 ) {
   const repos = opts.repos ?? createMemoryRepositories();
@@ -142,7 +144,7 @@ export async function engineHarness(
     ids,
     cipher,
     sender,
-    logger: silentLogger,
+    logger: opts.logger ?? silentLogger,
     metrics,
     owner: opts.owner ?? "test",
     operational: {

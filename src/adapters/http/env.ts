@@ -3,6 +3,7 @@ import type { RateLimit } from "../../app/config-values.ts";
 import type { DeliveryUseCases } from "../../app/deliveries.ts";
 import type { EndpointTools } from "../../app/endpoint-tools.ts";
 import type { EndpointUseCases } from "../../app/endpoints.ts";
+import type { RecordingBacklog } from "../../app/engine/record.ts";
 import type { ErasureUseCases } from "../../app/erasures.ts";
 import type { EventUseCases } from "../../app/events.ts";
 import type { Logger } from "../../app/logger.ts";
@@ -26,6 +27,8 @@ export interface HttpDeps {
   tools: EndpointTools;
   /** Resolves when the database answers (readiness). */
   ping(): Promise<void>;
+  /** How far behind the engine's recording of results is (readiness); absent or null: no engine here. */
+  recording?(): RecordingBacklog | null;
   /** Why the process should be restarted (liveness), or null while it is fine; always null when absent. */
   wedged?(): string | null;
   /** The Prometheus text exposition. */

@@ -141,7 +141,8 @@ export function problemFromError(error: unknown): Problem | null {
       case "rate_limited":
         return { code: "rate_limited", detail: error.message, headers: { "Retry-After": "1" } };
       case "unavailable":
-        return UNAVAILABLE;
+        // The route's own reason (readiness: recording is behind; liveness: a wedged client).
+        return { ...UNAVAILABLE, detail: error.message || UNAVAILABLE.detail };
     }
   }
   if (isStoreUnavailable(error)) return UNAVAILABLE;

@@ -1,3 +1,4 @@
+import type { RecordingBacklog } from "../../app/engine/record.ts";
 import type { FanOutMetrics } from "../../app/ports/events.ts";
 import type { DeliveryMetrics } from "../../app/ports/sending.ts";
 
@@ -27,9 +28,32 @@ class Histogram {
 
 const label = (v: string) => v.replace(/["\\\n]/g, "_");
 
+/** Recording's figures (issue 31): read from the engine, so they answer while the database does not. */
+function recordingLines(b: RecordingBacklog | null): string[] {
+  if (b === null) return [];
+  return [
+    "# HELP herald_record_failures_total Failed writes of delivery results, by the store's kind of failure.",
+    "# TYPE herald_record_failures_total counter",
+    ...Object.entries(b.failures).map(([k, n]) => `herald_record_failures_total{kind="${label(k)}"} ${n}`),
+    "# HELP herald_results_handed_back_total Delivery results that could not be recorded; their deliveries were handed back to be sent again.",
+    "# TYPE herald_results_handed_back_total counter",
+    ...Object.entries(b.handedBack).map(
+      ([k, n]) => `herald_results_handed_back_total{kind="${label(k)}"} ${n}`,
+    ),
+    "# HELP herald_results_unrecorded Delivery results sent and not recorded yet.",
+    "# TYPE herald_results_unrecorded gauge",
+    `herald_results_unrecorded ${b.waiting}`,
+    "# HELP herald_oldest_unrecorded_age_seconds How long the oldest result not recorded yet has waited.",
+    "# TYPE herald_oldest_unrecorded_age_seconds gauge",
+    `herald_oldest_unrecorded_age_seconds ${b.oldestMs / 1000}`,
+  ];
+}
+
 /** Delivery metrics kept in process memory and written in the Prometheus text format. */
 export function createPrometheusMetrics(
   gauges: () => Promise<{ dueBacklog: number; oldestDueAgeSeconds: number; fifoHeld?: number }>,
+  /** How far behind recording results is (the engine's), null before the engine exists. */
+  recording: () => RecordingBacklog | null = () => null,
 ) {
   const outcomes = new Map<string, number>();
   const disabled = new Map<string, number>();
@@ -115,6 +139,7 @@ export function createPrometheusMetrics(
     );
     lines.push("# TYPE herald_events_filtered_total counter");
     for (const [type, n] of filtered) lines.push(`herald_events_filtered_total{type="${label(type)}"} ${n}`);
+    lines.push(...recordingLines(recording()));
     try {
       const g = await gauges();
       lines.push("# HELP herald_due_backlog Pending deliveries that are due now.");

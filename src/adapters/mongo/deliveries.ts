@@ -1,4 +1,4 @@
-import type { AnyBulkWriteOperation, Collection, Filter } from "mongodb";
+import type { Collection, Filter } from "mongodb";
 import type {
   AttemptResult,
   DeliveryFilter,
@@ -9,6 +9,7 @@ import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import { shardOf } from "../../domain/shards.ts";
 import { naturalBatch, PUBLISH_BATCHING } from "../natural-batch.ts";
+import { resultWriter } from "./deliveries-record.ts";
 import type { DeliveryDoc } from "./documents.ts";
 import { insertAnswers } from "./errors.ts";
 import { deliveryFromDoc, deliveryToDoc } from "./mappers.ts";
@@ -18,7 +19,9 @@ const unique = (xs: readonly string[]) => [...new Set(xs)];
 const pairKey = (eventId: string, webhookId: string) => `${eventId}/${webhookId}`;
 
 export class MongoDeliveries implements DeliveryRepository {
-  constructor(private readonly col: Collection<DeliveryDoc>) {}
+  constructor(private readonly col: Collection<DeliveryDoc>) {
+    this.writeResults = resultWriter(col, (ds) => this.insertMany(ds));
+  }
 
   /**
    * Concurrent callers' records (publishes' fan-outs, the engine's follow-ups) go as one unordered
@@ -156,57 +159,13 @@ export class MongoDeliveries implements DeliveryRepository {
   }
 
   /**
-   * Two writes for any number of results: the follow-up attempts' insert first (a crash before the
-   * update leaves the current record pending, so it is sent again, and its follow-up is never lost),
-   * then one bulk update of the results, each only while its record is still pending; a third when a
-   * result acknowledges its pair (ADR 19).
+   * Results go in commands of a bounded size, smaller while the server's statements are slow (see
+   * deliveries-record.ts), so that no write approaches the client's time limit.
    */
+  private readonly writeResults: (results: readonly AttemptResult[]) => Promise<void>;
+
   async record(results: readonly AttemptResult[]): Promise<void> {
-    if (results.length === 0) return;
-    await this.insertMany(results.flatMap((r) => (r.next ? [r.next] : [])));
-    // `updateMany` on an `_id` filter changes at most one record, as `updateOne` would; it is used because
-    // FerretDB v1 keeps the PostgreSQL connection of every `updateOne` statement's lookup open (a limited
-    // iterator is never read to its end) until the whole command ends, and needs a second one for the
-    // write: a batch of 200 results held its whole pool and wedged it. A multi-update reads its lookup to
-    // the end, which frees the connection before the write.
-    const ops: AnyBulkWriteOperation<DeliveryDoc>[] = [];
-    for (const r of results) {
-      const update = {
-        $set: {
-          status: r.status,
-          response_status: r.responseStatus,
-          response_body: r.responseBody,
-          error: r.error,
-          duration_ms: r.durationMs,
-          attempted_at: r.attemptedAt,
-          next_attempt_at: r.nextAttemptAt,
-          signature_scheme: r.signatureScheme ?? null,
-          header_names: r.headerNames ?? null,
-        },
-      };
-      ops.push({ updateMany: { filter: { _id: r.id, status: "pending" }, update } });
-      // Superseded while its send was in flight (ADR 19): the send's outcome is what happened. Equality
-      // statements only, and only for such results, which are rare.
-      if (r.acknowledgedInFlight) {
-        ops.push({ updateMany: { filter: { _id: r.id, status: "cancelled", error: "superseded" }, update } });
-      }
-    }
-    // Ordered: an update that matches nothing is no error, so the order costs nothing here.
-    await this.col.bulkWrite(ops, { ordered: true });
-    // Then, for each pair a result acknowledges, its pending automatic attempts are cancelled: equality
-    // statements on the pair (its index), after the results' update so this batch's own records are no
-    // longer pending. A crash before this write leaves them pending: sent again, at least once.
-    const acks = results.flatMap((r) => (r.acknowledges ? [r.acknowledges] : []));
-    if (acks.length === 0) return;
-    await this.col.bulkWrite(
-      acks.map((a) => ({
-        updateMany: {
-          filter: { event_id: a.eventId, webhook_id: a.webhookId, status: "pending", trigger: "automatic" },
-          update: { $set: { status: "cancelled", error: "superseded", next_attempt_at: null } },
-        },
-      })),
-      { ordered: false },
-    );
+    await this.writeResults(results);
   }
 
   /**

@@ -10,8 +10,9 @@ import {
   MongoSystemError,
   MongoTopologyClosedError,
 } from "mongodb";
-import { StoreUnavailableError } from "../../app/ports/store.ts";
+import { answerOf, StoreUnavailableError, withFailure } from "../../app/ports/store.ts";
 import type { Answer } from "../natural-batch.ts";
+import { kindOf } from "./errors-kind.ts";
 
 const DUPLICATE_KEY = 11000;
 
@@ -126,10 +127,17 @@ export function isBusy(e: unknown): boolean {
   return e instanceof MongoServerError && /SQLITE_BUSY|database is locked/i.test(e.message);
 }
 
-/** The error to rethrow: StoreUnavailableError for an unreachable or persistently busy store, the error itself otherwise. */
+/**
+ * The error to rethrow: StoreUnavailableError, named for what it was (unreachable, timeout, busy), for
+ * a store that cannot serve now; the error itself otherwise, marked refused or too large when the server
+ * answered so about the request (storeFailureOf reads it).
+ */
 export function translate(e: unknown): unknown {
-  if (e instanceof StoreUnavailableError || !(isUnavailable(e) || isBusy(e))) return e;
-  return new StoreUnavailableError(undefined, { cause: e });
+  if (e instanceof StoreUnavailableError) return e;
+  const kind = kindOf(e, { unavailable: isUnavailable, busy: isBusy });
+  if (kind === null) return e;
+  if (kind === "refused" || kind === "too-large") return withFailure(e, { kind, answer: answerOf(e) });
+  return new StoreUnavailableError(undefined, { cause: e, kind, answer: answerOf(e) });
 }
 
 /** Waits before each retry of a busy store, in milliseconds. */

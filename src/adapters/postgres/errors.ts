@@ -1,4 +1,9 @@
-import { StoreUnavailableError } from "../../app/ports/store.ts";
+import {
+  answerOf,
+  type StoreFailureKind,
+  StoreUnavailableError,
+  withFailure,
+} from "../../app/ports/store.ts";
 
 // What a failed statement means for the caller: the database could not be reached, restarted, is
 // starting, or refused more connections (503, try again: docs/adr/0010-database-outages.md), or the
@@ -57,10 +62,43 @@ export function isUnavailable(e: unknown, depth = 0): boolean {
   return e.cause !== undefined && e.cause !== e && isUnavailable(e.cause, depth + 1);
 }
 
-/** The error to rethrow: StoreUnavailableError for a database that cannot serve now, the error itself otherwise. */
+// Of those, the ones that are not a lost connection (ADR 10, "Errors named for what they are").
+const TIMEOUT_STATES = new Set(["57014"]); // the statement_timeout ran out (or an operator cancelled it)
+const BUSY_STATES = new Set(["53300", "53400", "40001", "40P01", "55P03"]);
+const BUSY_CLASSES = ["53"]; // insufficient resources: out of connections, memory or disk
+const TOO_LARGE_CLASSES = ["54"]; // program limit exceeded: a statement too large or complex
+// postgres.js refuses before sending a statement with more parameters than the protocol carries.
+const TOO_LARGE_CODES = new Set(["MAX_PARAMETERS_EXCEEDED"]);
+
+/** The kind of a store failure, or null for an error that is not the database's (a bug in Herald). */
+export function kindOf(e: unknown, depth = 0): StoreFailureKind | null {
+  if (e instanceof StoreUnavailableError) return e.kind;
+  if (!(e instanceof Error) || depth > 3) return null;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === "string") {
+    const sqlstate = /^[0-9A-Z]{5}$/.test(code);
+    if (TIMEOUT_STATES.has(code)) return "timeout";
+    if (BUSY_STATES.has(code) || (sqlstate && BUSY_CLASSES.includes(code.slice(0, 2)))) return "busy";
+    if (isUnavailable(e)) return "unreachable";
+    if (TOO_LARGE_CODES.has(code) || (sqlstate && TOO_LARGE_CLASSES.includes(code.slice(0, 2))))
+      return "too-large";
+    if (sqlstate) return "refused";
+  }
+  if (isUnavailable(e)) return "unreachable";
+  return e.cause !== undefined && e.cause !== e ? kindOf(e.cause, depth + 1) : null;
+}
+
+/**
+ * The error to rethrow: StoreUnavailableError, named for what it was (unreachable, timeout, busy), for a
+ * database that cannot serve now; the error itself otherwise, marked refused or too large when the server
+ * answered so about the statement (storeFailureOf reads it).
+ */
 export function translate(e: unknown): unknown {
-  if (e instanceof StoreUnavailableError || !isUnavailable(e)) return e;
-  return new StoreUnavailableError(undefined, { cause: e });
+  if (e instanceof StoreUnavailableError) return e;
+  const kind = kindOf(e);
+  if (kind === null) return e;
+  if (kind === "refused" || kind === "too-large") return withFailure(e, { kind, answer: answerOf(e) });
+  return new StoreUnavailableError(undefined, { cause: e, kind, answer: answerOf(e) });
 }
 
 /** True when a statement failed only because a row with that key exists already. */

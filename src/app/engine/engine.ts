@@ -15,7 +15,7 @@ import { shardOwnership } from "./ownership.ts";
 import { pacer } from "./pace.ts";
 import { EVENT_RECHECK_MS, preparer } from "./prepare.ts";
 import { dueQueue } from "./queue.ts";
-import { recorder } from "./record.ts";
+import { type RecordingBacklog, recorder } from "./record.ts";
 import { sendPrepared } from "./send.ts";
 import { traceAttempt } from "./trace.ts";
 import type { Claimed, Prepared } from "./work.ts";
@@ -105,6 +105,8 @@ export interface Dispatcher {
   /** Resolves once shards are taken, nothing is in flight and nothing is waiting to be written. */
   idle(): Promise<void>;
   readonly inFlight: number;
+  /** How far behind recording results is (/readyz, /metrics). */
+  recording(): RecordingBacklog;
 }
 
 /**
@@ -204,6 +206,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       clock,
       logger,
       recorded: release,
+      // Recording keeps up again: the claims it held back go now (issue 31).
+      resumed: () => wakeSoon(true),
       ...(deps.operational ? { announce: deps.operational.announce, cleared: deps.operational.cleared } : {}),
     },
     { size: options.flushSize ?? 200, delayMs: options.flushDelayMs ?? 5, retryMs: 1_000 },
@@ -545,7 +549,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     try {
       do {
         again = false;
-        while (running && inFlight < options.concurrency) {
+        // No new work while its results could not be recorded (back-pressure, issue 31).
+        while (running && inFlight < options.concurrency && record.accepting) {
           if (!(await claimOnce())) break;
         }
       } while (again && running);
@@ -664,5 +669,6 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     get inFlight() {
       return inFlight;
     },
+    recording: () => record.backlog(),
   };
 }

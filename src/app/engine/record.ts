@@ -2,25 +2,41 @@ import type { Endpoint } from "../../domain/endpoint.ts";
 import type { OperationalNotice } from "../../domain/operational.ts";
 import type { Logger } from "../logger.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
-import type { Repositories } from "../ports/store.ts";
+import type { Repositories, StoreFailure } from "../ports/store.ts";
 import type { Clock } from "../ports/system.ts";
+import { type Entry, type RecordingBacklog, stalling, writeSplitting } from "./record-write.ts";
+
+export type { RecordingBacklog } from "./record-write.ts";
 
 /** How many acknowledged pairs the recorder remembers: far more than can be in flight at once. */
 const ACKNOWLEDGED_KEPT = 10_000;
 
 export interface RecorderOptions {
-  /** Results are written together once this many are waiting, or after `delayMs`. */
+  /** Results are written together once this many are waiting, or after `delayMs`; never more at once. */
   size: number;
   delayMs: number;
-  /** After a failed write, how long before the same results are tried again. */
+  /** After a failed write, how long before what it held is tried again. */
   retryMs: number;
+  /** A result that failed on its own this many times is handed back (default 3). */
+  giveUpAfter?: number;
+  /** How long a handed-back delivery waits before it is claimed again (default 60 s). */
+  handBackMs?: number;
+  /** Results waiting (or being written) from which the engine takes no new work (default 5 × size). */
+  maxWaiting?: number;
 }
 
 /**
- * Stage 6, record: gathers results and writes them in two batched operations (the follow-up attempts'
- * insert, then the results' update), plus the endpoints' failure-streak changes. `recorded` is told
- * which deliveries are written, so the engine stops holding them. A failed write is tried again; if the
- * process dies first, the records are still pending and the shard's next owner sends them again.
+ * Stage 6, record: gathers results and writes them in batches of at most `size` (the follow-up attempts'
+ * insert, then the results' update), plus the endpoints' failure-streak changes. `recorded` is told which
+ * deliveries are written (or handed back), so the engine stops holding them. If the process dies first,
+ * the records are still pending and the shard's next owner sends them again.
+ *
+ * A failed batch is tried again split in halves, down to single results (record-write.ts); a result that
+ * fails alone `giveUpAfter` times is reported (its delivery id in the log, a metric) and handed back: its
+ * record stays pending, moved `handBackMs` on, and is sent again then. It was most likely sent already:
+ * delivery is at least once, and losing it is not allowed. While writes fail for the store as a whole,
+ * or too many results wait, `accepting` is false and the engine takes no new work; `resumed` says when
+ * it may again (issue 31, docs/adr/0010-database-outages.md).
  *
  * A pair acknowledged by a manual success (ADR 19) gets no further automatic attempt: the store cancels
  * what is pending of it, and a result of that pair recorded here later (an attempt that was in flight
@@ -32,6 +48,8 @@ export function recorder(
     clock: Clock;
     logger: Logger;
     recorded(ids: readonly string[]): void;
+    /** Recording may take new work again (see `accepting`). */
+    resumed?(): void;
     /**
      * Publishes the operational events these results owe (ADR 20): delivery.exhausted of given-up events,
      * endpoint.recovered of reported streaks among those ended. Called before the results are written, so
@@ -50,13 +68,22 @@ export function recorder(
   },
   options: RecorderOptions,
 ) {
-  const { repos, logger } = deps;
-  let waiting: AttemptResult[] = [];
-  let exhausted: OperationalNotice[] = [];
+  const { repos, logger, clock } = deps;
+  const giveUpAfter = options.giveUpAfter ?? 3;
+  const handBackMs = options.handBackMs ?? 60_000;
+  const maxWaiting = options.maxWaiting ?? 5 * options.size;
+  let waiting: Entry[] = [];
+  /** The batch being written now. */
+  let writingNow: readonly Entry[] = [];
   const streakEnded = new Set<string>();
   const streakStarted = new Set<string>();
   let timer: ReturnType<typeof setTimeout> | null = null;
   let writing: Promise<void> = Promise.resolve();
+  let stalledSince: number | null = null;
+  let lastFailure: StoreFailure["kind"] | null = null;
+  let wasAccepting = true;
+  const failures: Record<string, number> = {};
+  const handedBack: Record<string, number> = {};
   /** Pairs acknowledged through this recorder, oldest first; only manual successes enter, so it stays small. */
   const acknowledged = new Set<string>();
   const pairKey = (eventId: string, webhookId: string) => `${eventId}/${webhookId}`;
@@ -64,61 +91,144 @@ export function recorder(
     r.next && acknowledged.has(pairKey(r.next.eventId, r.next.webhookId))
       ? { ...r, next: null, nextAttemptAt: null, acknowledgedInFlight: true }
       : r;
+  const now = () => clock.now().getTime();
+  const behind = () => waiting.length + writingNow.length;
+  // A stall holds new work back only while something waits: with nothing left to write (all written or
+  // handed back), new work is what tells whether the store writes again.
+  const accepting = () => (stalledSince === null || behind() === 0) && behind() < maxWaiting;
+
+  /** Tells the engine once it may take work again. */
+  function checkResumed() {
+    const ok = accepting();
+    if (ok && !wasAccepting) deps.resumed?.();
+    wasAccepting = ok;
+  }
 
   function schedule(ms: number) {
     if (!timer) timer = setTimeout(() => void flush(), ms);
   }
+
+  /** Reports a result that keeps failing alone and hands its delivery back (see the recorder's comment). */
+  async function giveUp(entry: Entry, failure: StoreFailure) {
+    const { id } = entry.result;
+    logger.error("a delivery result could not be recorded; its delivery is handed back to be sent again", {
+      delivery_id: id,
+      status: entry.result.status,
+      failure: failure.kind,
+      answer: failure.answer,
+      tries: entry.failures,
+    });
+    handedBack[failure.kind] = (handedBack[failure.kind] ?? 0) + 1;
+    // Moved on, so it is not claimed and sent again at once (its result would likely fail the same way).
+    await repos.deliveries.postpone([id], new Date(now() + handBackMs)).catch((e: unknown) =>
+      logger.warn("postponing a handed-back delivery failed; it is sent again when next claimed", {
+        delivery_id: id,
+        error: e as Error,
+      }),
+    );
+    deps.recorded([id]);
+  }
+
+  async function cycle() {
+    const ended = [...streakEnded];
+    const started = [...streakStarted];
+    streakEnded.clear();
+    streakStarted.clear();
+    if (waiting.length === 0 && ended.length === 0 && started.length === 0) return;
+    let unreported: readonly Endpoint[] = [];
+    let announced = ended.length === 0 || !deps.announce;
+    const announce = async (notices: readonly OperationalNotice[]) => {
+      const endedNow = announced ? [] : ended;
+      if (!deps.announce || (notices.length === 0 && endedNow.length === 0)) return;
+      const u = await deps.announce(notices, endedNow);
+      if (!announced) [unreported, announced] = [u, true];
+    };
+    const later: Entry[] = [];
+    let lost = false;
+    const steps = {
+      giveUpAfter,
+      giveUp,
+      async write(entries: readonly Entry[]) {
+        await announce(entries.flatMap((e) => (e.notice ? [e.notice] : [])));
+        await repos.deliveries.record(entries.map((e) => e.result));
+      },
+      written(entries: readonly Entry[]) {
+        stalledSince = null;
+        lastFailure = null;
+        deps.recorded(entries.map((e) => e.result.id));
+      },
+      failed(failure: StoreFailure, entries: readonly Entry[]) {
+        lastFailure = failure.kind;
+        if (stalling(failure)) stalledSince ??= now();
+        failures[failure.kind] = (failures[failure.kind] ?? 0) + 1;
+        logger.warn("recording delivery results failed; trying again", {
+          failure: failure.kind,
+          answer: failure.answer,
+          count: entries.length,
+        });
+      },
+    };
+    while (waiting.length > 0 && !lost) {
+      writingNow = waiting.splice(0, options.size);
+      const r = await writeSplitting(writingNow, steps);
+      writingNow = [];
+      later.push(...r.later);
+      lost = r.lost;
+      checkResumed();
+    }
+    if (!announced && !lost) {
+      await announce([]).catch((e: unknown) => {
+        logger.warn("announcing ended failure streaks failed; trying again", { error: e as Error });
+      });
+    }
+    waiting = [...later, ...waiting];
+    if (later.length > 0) schedule(options.retryMs);
+    if (waiting.length === 0) stalledSince = null;
+    if (lost || !announced) {
+      // Tried again with the next write; a streak changed meanwhile keeps its newer state.
+      for (const id of ended) if (!streakStarted.has(id)) streakEnded.add(id);
+      for (const id of started) if (!streakEnded.has(id)) streakStarted.add(id);
+      schedule(options.retryMs);
+      checkResumed();
+      return;
+    }
+    checkResumed();
+    try {
+      if (ended.length) await repos.endpoints.markSucceeded(ended);
+      if (started.length) await repos.endpoints.markFailing(started, clock.now());
+    } catch (e) {
+      // The next attempt's outcome sets the streak again; the maintenance job only reads it.
+      logger.warn("recording endpoint health failed", { error: e as Error });
+      return;
+    }
+    if (unreported.length > 0 && deps.cleared) {
+      await deps
+        .cleared(unreported)
+        .catch((e: unknown) =>
+          logger.warn("publishing endpoint.recovered after a streak's clear failed", { error: e as Error }),
+        );
+    }
+  }
+
+  /** A write is chained and not started yet: it takes whatever arrives until it starts. */
+  let queued = false;
 
   function flush(): Promise<void> {
     if (timer) {
       clearTimeout(timer);
       timer = null;
     }
-    writing = writing.then(async () => {
-      const results = waiting;
-      const notices = exhausted;
-      waiting = [];
-      exhausted = [];
-      const ended = [...streakEnded];
-      const started = [...streakStarted];
-      streakEnded.clear();
-      streakStarted.clear();
-      if (results.length === 0 && ended.length === 0 && started.length === 0) return;
-      let unreported: readonly Endpoint[] = [];
-      try {
-        if (deps.announce && (notices.length > 0 || ended.length > 0)) {
-          unreported = await deps.announce(notices, ended);
-        }
-        await repos.deliveries.record(results);
-      } catch (e) {
-        logger.error("recording delivery results failed; trying again", {
-          error: e as Error,
-          count: results.length,
-        });
-        waiting = [...results, ...waiting];
-        exhausted = [...notices, ...exhausted];
-        for (const id of ended) streakEnded.add(id);
-        for (const id of started) streakStarted.add(id);
+    if (queued) return writing;
+    queued = true;
+    writing = writing
+      .then(() => {
+        queued = false;
+        return cycle();
+      })
+      .catch((e: unknown) => {
+        logger.error("recording delivery results crashed; trying again", { error: e as Error });
         schedule(options.retryMs);
-        return;
-      }
-      deps.recorded(results.map((r) => r.id));
-      try {
-        if (ended.length) await repos.endpoints.markSucceeded(ended);
-        if (started.length) await repos.endpoints.markFailing(started, deps.clock.now());
-      } catch (e) {
-        // The next attempt's outcome sets the streak again; the maintenance job only reads it.
-        logger.warn("recording endpoint health failed", { error: e as Error });
-        return;
-      }
-      if (unreported.length > 0 && deps.cleared) {
-        await deps
-          .cleared(unreported)
-          .catch((e: unknown) =>
-            logger.warn("publishing endpoint.recovered after a streak's clear failed", { error: e as Error }),
-          );
-      }
-    });
+      });
     return writing;
   }
 
@@ -139,13 +249,13 @@ export function recorder(
             break;
           }
         }
-        waiting = waiting.map(withoutFollowUp);
+        for (const e of waiting) e.result = withoutFollowUp(e.result);
       }
-      waiting.push(withoutFollowUp(result));
       const given = effects?.exhausted;
       // A pair a manual success acknowledged meanwhile was delivered after all: nothing was given up.
-      if (given && !acknowledged.has(pairKey(String(given.data.event_id), given.endpointId)))
-        exhausted.push(given);
+      const notice =
+        given && !acknowledged.has(pairKey(String(given.data.event_id), given.endpointId)) ? given : null;
+      waiting.push({ result: withoutFollowUp(result), notice, since: now(), failures: 0 });
       if (effects?.streak === "end") {
         streakStarted.delete(effects.endpointId);
         streakEnded.add(effects.endpointId);
@@ -153,13 +263,34 @@ export function recorder(
         streakEnded.delete(effects.endpointId);
         streakStarted.add(effects.endpointId);
       }
-      if (waiting.length >= options.size) void flush();
+      wasAccepting = wasAccepting && accepting();
+      // While the store fails as a whole, only the retry's timer writes: each write now would fail too.
+      if (stalledSince !== null) schedule(options.retryMs);
+      else if (waiting.length >= options.size) void flush();
       else schedule(options.delayMs);
     },
     /** Writes what is waiting now; resolves when every write so far has settled. */
     flush,
     get waiting() {
       return waiting.length;
+    },
+    /** Whether the engine may take new work: recording keeps up (see RecorderOptions.maxWaiting). */
+    get accepting() {
+      return accepting();
+    },
+    backlog(): RecordingBacklog {
+      let oldest = Number.POSITIVE_INFINITY;
+      for (const e of waiting) oldest = Math.min(oldest, e.since);
+      for (const e of writingNow) oldest = Math.min(oldest, e.since);
+      const t = now();
+      return {
+        waiting: waiting.length + writingNow.length,
+        oldestMs: Number.isFinite(oldest) ? Math.max(0, t - oldest) : 0,
+        stalledMs: stalledSince === null ? null : Math.max(0, t - stalledSince),
+        failure: lastFailure,
+        failures: { ...failures },
+        handedBack: { ...handedBack },
+      };
     },
   };
 }

@@ -59,10 +59,69 @@ export interface HandedWork {
   deliveries: readonly Delivery[];
 }
 
-/** Thrown by adapters when the store cannot be reached; the edge answers 503. */
+/**
+ * What a failed store operation was, as the store's own error classification tells it (ADR 10): the
+ * connection was lost (`unreachable`), the server took longer than the time limit (`timeout`), it was
+ * momentarily contended (`busy`: locks, no free connection slot), it refused the statement for what it
+ * is (`refused`), or the request was too large for it (`too-large`). Only `unreachable` is an outage.
+ */
+export type StoreFailureKind = "unreachable" | "timeout" | "busy" | "refused" | "too-large";
+
+const UNAVAILABLE_MESSAGES = {
+  unreachable: "the database is unreachable",
+  timeout: "the database did not answer in time",
+  busy: "the database is busy",
+} as const;
+
+/**
+ * Thrown by adapters when the store cannot serve now (lost, slow or contended); the edge answers 503.
+ * `answer` is the server's or driver's own wording, secrets taken out, for the logs.
+ */
 export class StoreUnavailableError extends Error {
-  constructor(message = "the database is unreachable", options?: { cause?: unknown }) {
-    super(message, options);
+  readonly kind: "unreachable" | "timeout" | "busy";
+  readonly answer: string | null;
+  constructor(
+    message?: string,
+    options?: { cause?: unknown; kind?: "unreachable" | "timeout" | "busy"; answer?: string | null },
+  ) {
+    const kind = options?.kind ?? "unreachable";
+    super(message ?? UNAVAILABLE_MESSAGES[kind], options);
     this.name = "StoreUnavailableError";
+    this.kind = kind;
+    this.answer = options?.answer ?? null;
   }
+}
+
+/** A store failure as the logs and metrics tell it: its kind and the server's own answer. */
+export interface StoreFailure {
+  kind: StoreFailureKind | "other";
+  answer: string;
+}
+
+const FAILURE = Symbol.for("herald.storeFailure");
+
+/**
+ * Marks an error the server answered about the request itself (refused, too large) with its kind, and
+ * hands it back unchanged otherwise: callers still see the driver's own error (a 500 at the edge).
+ */
+export function withFailure<E>(e: E, failure: StoreFailure): E {
+  if (typeof e === "object" && e !== null && Object.isExtensible(e))
+    Object.defineProperty(e, FAILURE, { value: failure, enumerable: false, configurable: true });
+  return e;
+}
+
+/** What a store operation's error was; `other` for one no store classified (a bug in Herald, most likely). */
+export function storeFailureOf(e: unknown): StoreFailure {
+  if (e instanceof StoreUnavailableError) return { kind: e.kind, answer: e.answer ?? answerOf(e.cause) };
+  const tagged =
+    typeof e === "object" && e !== null ? (e as { [FAILURE]?: StoreFailure })[FAILURE] : undefined;
+  return tagged ?? { kind: "other", answer: answerOf(e) };
+}
+
+const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]*@/gi;
+
+/** An error's own message, at most 300 characters, with any credentials of a URL in it taken out. */
+export function answerOf(e: unknown): string {
+  const text = e instanceof Error ? e.message : e === undefined ? "" : String(e);
+  return text.replace(USERINFO, "$1[redacted]@").slice(0, 300);
 }
