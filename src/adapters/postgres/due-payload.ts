@@ -1,7 +1,7 @@
 import type { HandedWork } from "../../app/ports/store.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import { isEventType } from "../../domain/event-catalog.ts";
-import { isFirstAttemptOf } from "./rows.ts";
+import { isFirstAttemptOf } from "./rows/deliveries.ts";
 
 /** What an endpoint id can be (a UUID, or a test's name); anything else in a payload is left out. */
 const ENDPOINT_ID = /^[A-Za-z0-9_.:-]{1,100}$/;
