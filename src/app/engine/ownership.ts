@@ -20,6 +20,24 @@ export interface OwnershipOptions {
   drainMs: number;
 }
 
+/** The timing of leases from the engine's options (HERALD_DELIVERY_TIMEOUT, HERALD_LEASE_MARGIN). */
+export function ownershipTiming(o: {
+  deliveryTimeoutMs: number;
+  leaseMarginMs?: number;
+  ownershipTickMs?: number;
+}): OwnershipOptions {
+  const marginMs = o.leaseMarginMs ?? 60_000;
+  // Pauses and clock skew up to this much cannot make two owners start sends in one shard (ADR 9).
+  const safetyMs = Math.min(1_000, marginMs / 4);
+  return {
+    leaseMs: o.deliveryTimeoutMs + marginMs,
+    claimWindowMs: marginMs - safetyMs,
+    renewEveryMs: marginMs / 4,
+    tickMs: o.ownershipTickMs ?? Math.min(1_000, marginMs / 4),
+    drainMs: o.deliveryTimeoutMs + 5_000,
+  };
+}
+
 export interface OwnershipDeps {
   shards: ShardRepository;
   clock: Clock;
@@ -269,3 +287,5 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
     },
   };
 }
+
+export type ShardOwnership = ReturnType<typeof shardOwnership>;
