@@ -16,7 +16,7 @@ import { sampleEventData } from "../../src/domain/samples.ts";
 import { type HeraldProcess, type StartOptions, startHerald } from "../support/herald-process.ts";
 import { PATIENCE_MS } from "../support/patience.ts";
 import type { ReceivedRequest } from "../support/receiver.ts";
-import { type FreshStore, freshStore } from "../support/store.ts";
+import { type FreshStore, freshStore, type TestStoreKind } from "../support/store.ts";
 import { type TestTls, testTls } from "../support/tls.ts";
 import { type UntilOptions, until } from "../support/until.ts";
 
@@ -51,12 +51,14 @@ export interface DeliveryWorld {
 export async function deliveryWorld(
   prefix: string,
   base: Record<string, string> = {},
+  kind: TestStoreKind = "postgres",
 ): Promise<DeliveryWorld> {
-  const store = await freshStore(prefix);
+  const store = await freshStore(prefix, kind);
   const tls = await testTls();
   const masterKey = randomBytes(32).toString("base64");
   const repos = await store.connect();
-  const sql = await store.sql();
+  // A MongoDB world has no SQL client: its tests use the repositories.
+  const sql = kind === "postgres" ? await store.sql() : (undefined as unknown as Sql);
   const tokens = tokenUseCases({ tokens: repos.tokens, clock: systemClock, ids: systemIds });
   const issued = await tokens.create({ name: prefix });
   const processes: HeraldProcess[] = [];

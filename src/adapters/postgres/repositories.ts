@@ -22,6 +22,7 @@ export function createPostgresRepositories(
   sql: Sql,
   renewable?: { url: string; options: Options<Record<string, PostgresType>>; renew(): void },
   cache: ReadCache | null = null,
+  sole = false,
 ): Repositories {
   const deliveries = new PostgresDeliveries(sql);
   const pinged = renewable ? () => pingRenewing(sql, renewable) : () => ping(sql);
@@ -29,7 +30,7 @@ export function createPostgresRepositories(
     endpoints: guarded(new PostgresEndpoints(sql, cache)),
     events: guarded(new PostgresEvents(sql)),
     deliveries: guarded(deliveries),
-    shards: guarded(new PostgresShards(sql)),
+    shards: guarded(new PostgresShards(sql, sole)),
     tokens: guarded(new PostgresTokens(sql, cache)),
     idempotency: guarded(new PostgresIdempotency(sql)),
     erasures: guarded(new PostgresErasures(sql)),
@@ -108,7 +109,7 @@ export interface PostgresConnection {
 export async function connectPostgres(
   url: string,
   options: Options<Record<string, PostgresType>> = {},
-  herald: { cache?: boolean } = {},
+  herald: { cache?: boolean; sole?: boolean } = {},
 ): Promise<PostgresConnection> {
   const { sql, renew } = renewablePostgres(url, options);
   try {
@@ -117,7 +118,11 @@ export async function connectPostgres(
     typesKnown(sql);
     const cache = herald.cache ? new ReadCache(sql) : null;
     await cache?.start();
-    return { sql, cache, repositories: createPostgresRepositories(sql, { url, options, renew }, cache) };
+    return {
+      sql,
+      cache,
+      repositories: createPostgresRepositories(sql, { url, options, renew }, cache, herald.sole),
+    };
   } catch (e) {
     await sql.end({ timeout: 1 }).catch(() => {});
     throw translate(e);

@@ -1,5 +1,6 @@
 import type { PendingQuery, Row, Sql } from "postgres";
-import type { ShardLease, ShardRepository } from "../../app/ports/shards.ts";
+import type { Liveness, ShardLease, ShardRepository } from "../../app/ports/shards.ts";
+import { lockOf, ProcessLocks } from "./process-lock.ts";
 import { ints, leaseFromRow, type ShardLeaseRow, texts, times } from "./rows.ts";
 
 type LeaseKey = Pick<ShardLease, "shard" | "generation">;
@@ -10,10 +11,24 @@ const EPOCH = new Date(0);
 /**
  * Shard leases decided by the (shard, generation) primary key: of several inserts of one generation, one
  * succeeds, and `ON CONFLICT DO NOTHING RETURNING` tells each taker which it won. Only a lease's owner
- * updates it (renew, give back). Process heartbeats are upserts.
+ * updates it (renew, give back). Process heartbeats are upserts; a process counts as live while its
+ * session lock is held too (process-lock.ts), except on the embedded database, where it is the only one.
  */
 export class PostgresShards implements ShardRepository {
-  constructor(private readonly sql: Sql) {}
+  readonly liveness: Liveness;
+  private readonly locks: ProcessLocks;
+
+  constructor(
+    private readonly sql: Sql,
+    sole = false,
+  ) {
+    this.liveness = sole ? "sole" : "session";
+    this.locks = new ProcessLocks(sql);
+  }
+
+  async hold(processId: string): Promise<boolean> {
+    return this.liveness === "sole" ? true : this.locks.hold(processId);
+  }
 
   async heads(): Promise<ShardLease[]> {
     const rows = await this.sql<ShardLeaseRow[]>`
@@ -90,11 +105,22 @@ export class PostgresShards implements ShardRepository {
   }
 
   async live(now: Date): Promise<string[]> {
-    const rows = await this.sql<{ id: string }[]>`SELECT id FROM processes WHERE expires_at > ${now}`;
+    const sql = this.sql;
+    const locked =
+      this.liveness === "session"
+        ? sql`AND EXISTS (SELECT 1 FROM pg_locks l WHERE ${lockOf(sql, sql`hashtextextended(p.id, 0)`)})`
+        : sql``;
+    const rows = await sql<
+      { id: string }[]
+    >`SELECT p.id FROM processes p WHERE p.expires_at > ${now} ${locked}`;
     return rows.map((r) => r.id);
   }
 
   async leave(processId: string): Promise<void> {
-    await this.sql`DELETE FROM processes WHERE id = ${processId}`;
+    try {
+      await this.sql`DELETE FROM processes WHERE id = ${processId}`;
+    } finally {
+      await this.locks.end(processId);
+    }
   }
 }

@@ -83,6 +83,11 @@ export interface Dispatcher {
   wake(accepted?: AcceptedWork): void;
   /** Stops claiming, waits up to `graceMs` for in-flight sends, records them, gives every shard back. */
   stop(graceMs: number): Promise<void>;
+  /**
+   * Gives up this process's shards, heartbeat and proof of life at once, without waiting for sends in
+   * flight (they are sent again by the shards' next owners): for a process about to exit now.
+   */
+  giveUp(): Promise<void>;
   /** Resolves once shards are taken, nothing is in flight and nothing is waiting to be written. */
   idle(): Promise<void>;
   readonly inFlight: number;

@@ -11,7 +11,8 @@ import { handover } from "./handover.ts";
 import { holds } from "./holds.ts";
 import { idleWaiting } from "./idle.ts";
 import { inFlightCounts } from "./in-flight.ts";
-import { ownershipTiming, shardOwnership } from "./ownership.ts";
+import { shardOwnership } from "./ownership.ts";
+import { ownershipTiming } from "./ownership-timing.ts";
 import { pacer } from "./pace.ts";
 import { postponer } from "./postpone.ts";
 import { preparer } from "./prepare.ts";
@@ -24,16 +25,12 @@ export type { Dispatcher, EngineDeps, EngineOperational, EngineOptions } from ".
 export { HANDOVER_FRESH_MS } from "./handover.ts";
 
 /**
- * The delivery engine as a pipeline: own shards → claim → prepare → send → decide → record. Each stage
- * is a module of this folder, and so is each piece of state the stages share (ADR 9, "Who owns the engine's state"):
- * what is held (holds.ts), what is in flight (in-flight.ts), whether the database must be read
- * (read-demand.ts), the publish hand-over (handover.ts), the claim loop's timing (claim-loop.ts). This
- * file is the loop and the wiring between them.
+ * The delivery engine as a pipeline: own shards → claim → prepare → send → decide → record. Each stage,
+ * and each piece of state the stages share, is a module of this folder with one owner (ADR 9, "Who owns
+ * the engine's state"); this file is the loop and the wiring between them.
  */
 export function createEngine(deps: EngineDeps): Dispatcher {
   const { repos, clock, logger, metrics, options } = deps;
-  /** Due work stored by other processes in this one's shards is announced through this (ADR 18). */
-  const signals = repos.due ?? null;
   const op = deps.operational;
   const queueSize = options.queueSize ?? 1_000;
   const queueDepth = options.queueDepth ?? Math.max(4 * options.endpointConcurrency, 100);
@@ -103,7 +100,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   const handed = handover({
     queue,
     queueSize,
-    signals,
+    signals: repos.due ?? null,
     ownership,
     fifo,
     holds: held,
@@ -211,7 +208,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       pace.start();
       fifo.start();
       ownership.start();
-      demand.listen(signals, (id) => ownership.tenure(shardOf(id)) !== null, wakeSoon);
+      demand.listen(repos.due ?? null, (id) => ownership.tenure(shardOf(id)) !== null, wakeSoon);
       wake();
     },
     wake(accepted?: AcceptedWork) {
@@ -223,6 +220,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     async stop(graceMs: number) {
       demand.unlisten();
       const deadline = Date.now() + graceMs;
+      // At once: the shards go first; what is in flight is sent again by their next owners.
+      const givenUp = graceMs <= 0 ? ownership.stop(true) : null;
       // A claim on its way lands first, so what it took is sent and recorded (or left pending) below.
       await loop.stop();
       // What is queued, or waits for its endpoint's rate limit, stays pending for the next owner.
@@ -230,10 +229,12 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       pace.stop();
       fifo.stop();
       await inFlight.none(deadline - Date.now());
-      await record.flush();
-      // Every shard is given back at once; what is still in flight is sent again by the next owner.
-      await ownership.stop();
+      // Results already in are written (at once: if the store answers within a second).
+      await Promise.race([record.flush(), ...(givenUp ? [new Promise((r) => setTimeout(r, 1_000))] : [])]);
+      // Every shard is given back; what is still in flight is sent again by the next owner.
+      await (givenUp ?? ownership.stop());
     },
+    giveUp: () => ownership.stop(true),
     async idle() {
       await ownership.ready();
       // A wake during the first round found no shards yet; claim now that they are taken.

@@ -1,0 +1,46 @@
+import { SHARD_COUNT } from "../../domain/shards.ts";
+import type { ShardLease } from "../ports/shards.ts";
+
+/** One shard to try to take, and how long after the round's read its sends must wait. */
+export interface TakeoverTry {
+  lease: ShardLease;
+  waitMs: number;
+  /** What the head said: never leased or given back; this process's own (lost) lease; expired; a dead owner's. */
+  from: "free" | "own" | "expired" | "dead";
+}
+
+/**
+ * Which shards this process tries to take in a round (ADR 9, ADR 25): those the assignment gives it that
+ * it does not hold, when their head is free (never leased, given back), its own (a lease it counted lost:
+ * it is the only sender of that generation and it stopped), expired, or held by a process the store
+ * reads as dead. A dead owner may still have started sends until its proof's validity ran out, so those
+ * shards' sends wait `deadWaitMs` after the read; an expired lease already covers its owner's window.
+ */
+export function planTakeovers(input: {
+  me: string;
+  wanted: ReadonlyMap<number, string>;
+  held: { has(shard: number): boolean };
+  heads: ReadonlyMap<number, ShardLease>;
+  alive: ReadonlySet<string>;
+  now: Date;
+  expiresAt: Date;
+  deadWaitMs: number;
+}): TakeoverTry[] {
+  const tries: TakeoverTry[] = [];
+  const t = input.now.getTime();
+  for (let shard = 0; shard < SHARD_COUNT; shard++) {
+    if (input.wanted.get(shard) !== input.me || input.held.has(shard)) continue;
+    const head = input.heads.get(shard);
+    const lease = {
+      shard,
+      generation: (head?.generation ?? 0) + 1,
+      owner: input.me,
+      expiresAt: input.expiresAt,
+    };
+    if (!head || head.expiresAt.getTime() <= 0) tries.push({ lease, waitMs: 0, from: "free" });
+    else if (head.expiresAt.getTime() <= t) tries.push({ lease, waitMs: 0, from: "expired" });
+    else if (head.owner === input.me) tries.push({ lease, waitMs: 0, from: "own" });
+    else if (!input.alive.has(head.owner)) tries.push({ lease, waitMs: input.deadWaitMs, from: "dead" });
+  }
+  return tries;
+}
