@@ -99,16 +99,18 @@ export class PostgresShards implements ShardRepository {
   }
 
   async beat(processId: string, expiresAt: Date): Promise<void> {
+    const locked = this.liveness === "session";
     await this.sql`
-      INSERT INTO processes (id, expires_at) VALUES (${processId}, ${expiresAt})
-      ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`;
+      INSERT INTO processes (id, expires_at, locked) VALUES (${processId}, ${expiresAt}, ${locked})
+      ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at, locked = excluded.locked`;
   }
 
   async live(now: Date): Promise<string[]> {
     const sql = this.sql;
     const locked =
       this.liveness === "session"
-        ? sql`AND EXISTS (SELECT 1 FROM pg_locks l WHERE ${lockOf(sql, sql`hashtextextended(p.id, 0)`)})`
+        ? sql`AND (NOT p.locked OR EXISTS (
+            SELECT 1 FROM pg_locks l WHERE ${lockOf(sql, sql`hashtextextended(p.id, 0)`)}))`
         : sql``;
     const rows = await sql<
       { id: string }[]

@@ -53,4 +53,11 @@ describe.skipIf(!inject("postgresUrl"))("a process's proof of life on PostgreSQL
     expect(await b.repositories.shards.hold("p1")).toBe(false);
     await b.repositories.shards.leave("p1");
   });
+
+  it("a process of an earlier version (no lock of its own) is counted live by its heartbeat alone", async () => {
+    // Written as a version before ADR 25 writes it: no `locked`.
+    await a.sql`INSERT INTO processes (id, expires_at) VALUES ('old', ${far})`;
+    expect(await b.repositories.shards.live(new Date())).toEqual(["old"]);
+    await a.repositories.shards.leave("old");
+  });
 });
