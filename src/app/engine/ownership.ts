@@ -5,7 +5,7 @@ import type { ShardLease, ShardRepository } from "../ports/shards.ts";
 import type { Clock } from "../ports/system.ts";
 import { livenessTiming, processLiveness } from "./liveness.ts";
 import type { OwnershipOptions } from "./ownership-timing.ts";
-import { planTakeovers } from "./takeover.ts";
+import { planTakeovers, reportTakeovers } from "./takeover.ts";
 
 export interface OwnershipDeps {
   shards: ShardRepository;
@@ -58,6 +58,8 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
   let stopped = false;
   let firstTick: Promise<void> = Promise.resolve();
   let gainTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Counts broken proofs: leases won across one are not kept (others may have read this process dead). */
+  let losses = 0;
   const timing = options.liveness ?? livenessTiming(shards.liveness);
   const life = processLiveness(
     {
@@ -67,6 +69,7 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
         if (held.size > 0) logger.warn("counting every shard lost", { shards: held.size });
         held.clear();
         releasing.clear();
+        losses++;
         version++;
       },
     },
@@ -163,8 +166,10 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
       deadWaitMs: timing.takeoverWaitMs,
     });
     if (tries.length === 0) return;
-    const started = monotonic();
+    const [started, lossesBefore] = [monotonic(), losses];
     const won = new Set(await shards.acquire(tries.map((t) => t.lease)));
+    // Taken again next round, as its own, under a newer generation.
+    if (losses !== lossesBefore) won.clear();
     let wait = 0;
     for (const t of tries) {
       if (!won.has(t.lease.shard)) continue;
@@ -177,14 +182,7 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
       wait = Math.max(wait, t.waitMs);
       version++;
     }
-    const taken = (from: string) => tries.filter((t) => t.from === from && won.has(t.lease.shard)).length;
-    const [expired, dead] = [taken("expired"), taken("dead")];
-    if (expired + dead > 0) deps.metrics.leaseRecovered(expired + dead);
-    if (expired > 0)
-      logger.warn("took over shards whose owner's lease expired (a process died or stalled)", {
-        shards: expired,
-      });
-    if (dead > 0) logger.warn("took over the shards of a process that died", { shards: dead, wait_ms: wait });
+    reportTakeovers(tries, won, wait, deps.metrics, logger);
     if (won.size === 0) return;
     deps.gained();
     // Shards whose sends wait: claimed again once they may start.

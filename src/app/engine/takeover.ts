@@ -1,4 +1,6 @@
 import { SHARD_COUNT } from "../../domain/shards.ts";
+import type { Logger } from "../logger.ts";
+import type { DeliveryMetrics } from "../ports/sending.ts";
 import type { ShardLease } from "../ports/shards.ts";
 
 /** One shard to try to take, and how long after the round's read its sends must wait. */
@@ -43,4 +45,23 @@ export function planTakeovers(input: {
     else if (!input.alive.has(head.owner)) tries.push({ lease, waitMs: input.deadWaitMs, from: "dead" });
   }
   return tries;
+}
+
+/** Counts and logs the shards a round took from others: expired leases, and dead owners'. */
+export function reportTakeovers(
+  tries: readonly TakeoverTry[],
+  won: ReadonlySet<number>,
+  waitMs: number,
+  metrics: Pick<DeliveryMetrics, "leaseRecovered">,
+  logger: Logger,
+): void {
+  const taken = (from: TakeoverTry["from"]) =>
+    tries.filter((t) => t.from === from && won.has(t.lease.shard)).length;
+  const [expired, dead] = [taken("expired"), taken("dead")];
+  if (expired + dead > 0) metrics.leaseRecovered(expired + dead);
+  if (expired > 0)
+    logger.warn("took over shards whose owner's lease expired (a process died or stalled)", {
+      shards: expired,
+    });
+  if (dead > 0) logger.warn("took over the shards of a process that died", { shards: dead, wait_ms: waitMs });
 }
