@@ -1,71 +1,90 @@
-import type { PendingQuery, ReservedSql, Row, Sql } from "postgres";
+import type { PendingQuery, Row, Sql } from "postgres";
+
+/** A check of the lock that takes longer than this ends its connection: a silent one would hang forever. */
+const CHECK_DEADLINE_MS = 5_000;
 
 /**
  * A process's proof of life on PostgreSQL (ADR 25): a session-level advisory lock, keyed by
- * hashtextextended(process id), held on a connection reserved for it. The server ends the lock with
- * the session: at once when the process dies (its socket closes), after the keepalives below when its
- * host vanishes. Others read `pg_locks` (`LOCK_HELD`) to tell a live owner from a dead one.
+ * hashtextextended(process id), held on a connection of its own. The server ends the lock with the
+ * session: at once when the process dies (its socket closes), after the keepalives below when its host
+ * vanishes. Others read `pg_locks` (`lockOf`) to tell a live owner from a dead one.
+ *
+ * The connection is a client of one connection (`open`), not a `sql.reserve()`d one: postgres.js throws
+ * an uncatchable error on the next query of a reserved connection whose backend died
+ * (porsager/postgres#1208), while a client's pool replaces a dead connection. A replaced connection is a
+ * new session without the lock: its new backend pid tells it.
  */
 export class ProcessLocks {
-  private readonly held = new Map<string, { conn: ReservedSql; pid: number }>();
+  /** The backend pid of the session holding each process id's lock. */
+  private readonly held = new Map<string, number>();
+  private client: Sql | null = null;
 
-  constructor(private readonly sql: Sql) {}
+  constructor(private readonly open: () => Sql) {}
 
   /** See ShardRepository.hold. */
   async hold(processId: string): Promise<boolean> {
-    const lock = this.held.get(processId);
-    if (lock) {
-      let rows: { pid: number; held: boolean }[];
-      try {
-        rows = await lock.conn<{ pid: number; held: boolean }[]>`
-          SELECT pg_backend_pid() AS pid, EXISTS (
-            SELECT 1 FROM pg_locks l
-            WHERE l.pid = pg_backend_pid() AND ${lockOf(lock.conn, lock.conn`hashtextextended(${processId}, 0)`)}
-          ) AS held`;
-      } catch (e) {
-        this.drop(processId);
-        throw e;
-      }
+    if (!this.client) this.client = this.open();
+    const client = this.client;
+    const pid = this.held.get(processId);
+    if (pid !== undefined) {
+      const [now] = await this.within(client<{ pid: number; held: boolean }[]>`
+        SELECT pg_backend_pid() AS pid, EXISTS (
+          SELECT 1 FROM pg_locks l
+          WHERE l.pid = pg_backend_pid() AND ${lockOf(client, client`hashtextextended(${processId}, 0)`)}
+        ) AS held`);
       // The same session still holds it: nobody can have seen this process dead.
-      if (rows[0]?.pid === lock.pid && rows[0].held) return true;
-      // A new session behind the reserved connection (the old one ended): the lock was free meanwhile.
-      this.drop(processId);
+      if (now?.pid === pid && now.held) return true;
+      // A new session (the old one ended): every lock it held went with it.
+      for (const [id, p] of this.held) if (p === pid) this.held.delete(id);
     }
-    const conn = await this.sql.reserve();
-    try {
-      // A vanished host's session (and lock) ends after ~16 s of silence instead of the system's hours.
-      const [got] = await conn<{ pid: number; got: boolean }[]>`
-        SELECT pg_backend_pid() AS pid, pg_try_advisory_lock(hashtextextended(${processId}, 0)) AS got,
-          set_config('tcp_keepalives_idle', '10', false), set_config('tcp_keepalives_interval', '2', false),
-          set_config('tcp_keepalives_count', '3', false)`;
-      if (!got?.got)
-        throw new Error(
-          "this process's liveness lock is held by another session (an earlier one not yet ended)",
-        );
-      this.held.set(processId, { conn, pid: got.pid });
-      return false;
-    } catch (e) {
-      conn.release();
-      throw e;
-    }
+    // A vanished host's session (and lock) ends after ~16 s of silence instead of the system's hours.
+    const [got] = await this.within(client<{ pid: number; got: boolean }[]>`
+      SELECT pg_backend_pid() AS pid, pg_try_advisory_lock(hashtextextended(${processId}, 0)) AS got,
+        set_config('tcp_keepalives_idle', '10', false), set_config('tcp_keepalives_interval', '2', false),
+        set_config('tcp_keepalives_count', '3', false)`);
+    if (!got?.got)
+      throw new Error(
+        "this process's liveness lock is held by another session (an earlier one not yet ended)",
+      );
+    this.held.set(processId, got.pid);
+    return false;
   }
 
-  /** Gives the lock up (a stop); the connection goes back to the pool. */
+  /** Gives the lock up (a stop); the connection closes once no lock is left on it. */
   async end(processId: string): Promise<void> {
-    const lock = this.held.get(processId);
-    if (!lock) return;
-    this.held.delete(processId);
+    if (!this.held.delete(processId) || !this.client) return;
+    const client = this.client;
     try {
-      await lock.conn`SELECT pg_advisory_unlock(hashtextextended(${processId}, 0))`;
+      await this.within(client`SELECT pg_advisory_unlock(hashtextextended(${processId}, 0))`);
     } finally {
-      lock.conn.release();
+      if (this.held.size === 0) await this.close();
     }
   }
 
-  private drop(processId: string) {
-    const lock = this.held.get(processId);
-    this.held.delete(processId);
-    lock?.conn.release();
+  /** Closes the connection (and with it every lock on it). */
+  async close(): Promise<void> {
+    const client = this.client;
+    this.client = null;
+    this.held.clear();
+    await client?.end({ timeout: 1 }).catch(() => {});
+  }
+
+  /** The query's answer, or after CHECK_DEADLINE_MS a failure that also ends the connection. */
+  private async within<T>(query: Promise<T>): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      return await Promise.race([
+        query,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            void this.close();
+            reject(new Error("the liveness lock's connection does not answer"));
+          }, CHECK_DEADLINE_MS);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 

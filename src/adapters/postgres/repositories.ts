@@ -25,12 +25,17 @@ export function createPostgresRepositories(
   sole = false,
 ): Repositories {
   const deliveries = new PostgresDeliveries(sql);
+  // The proof of life's own connection (ADR 25): never idle-closed, never recycled (a new session has no lock).
+  const lockClient = renewable
+    ? () => openPostgres(renewable.url, { ...renewable.options, max: 1, idle_timeout: 0, max_lifetime: 0 })
+    : null;
+  const shards = new PostgresShards(sql, sole, lockClient);
   const pinged = renewable ? () => pingRenewing(sql, renewable) : () => ping(sql);
   return {
     endpoints: guarded(new PostgresEndpoints(sql, cache)),
     events: guarded(new PostgresEvents(sql)),
     deliveries: guarded(deliveries),
-    shards: guarded(new PostgresShards(sql, sole)),
+    shards: guarded(shards),
     tokens: guarded(new PostgresTokens(sql, cache)),
     idempotency: guarded(new PostgresIdempotency(sql)),
     erasures: guarded(new PostgresErasures(sql)),
@@ -46,6 +51,7 @@ export function createPostgresRepositories(
       : pinged,
     async close() {
       cache?.close();
+      await shards.closeLocks();
       await sql.end({ timeout: 5 });
     },
   };

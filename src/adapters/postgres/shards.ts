@@ -18,12 +18,22 @@ export class PostgresShards implements ShardRepository {
   readonly liveness: Liveness;
   private readonly locks: ProcessLocks;
 
+  /**
+   * `lockClient` opens the one-connection client that holds this process's lock; without it (a client
+   * that cannot be reopened) the heartbeat goes with the leases, as on the memory store.
+   */
   constructor(
     private readonly sql: Sql,
     sole = false,
+    lockClient: (() => Sql) | null = null,
   ) {
-    this.liveness = sole ? "sole" : "session";
-    this.locks = new ProcessLocks(sql);
+    this.liveness = sole ? "sole" : lockClient ? "session" : "lease";
+    this.locks = new ProcessLocks(lockClient ?? (() => sql));
+  }
+
+  /** Closes the lock's connection (the store closing). */
+  closeLocks(): Promise<void> {
+    return this.locks.close();
   }
 
   async hold(processId: string): Promise<boolean> {
