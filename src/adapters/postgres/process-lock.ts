@@ -4,8 +4,9 @@ import type { PendingQuery, Row, Sql } from "postgres";
 const CHECK_DEADLINE_MS = 5_000;
 
 /**
- * A process's proof of life on PostgreSQL (ADR 25): a session-level advisory lock, keyed by
- * hashtextextended(process id), held on a connection of its own. The server ends the lock with the
+ * A process's proof of life on PostgreSQL (ADR 25): a session-level advisory lock, its key drawn anew
+ * at each take (hashtextextended of the process id and a count) and written in the process's heartbeat
+ * row, held on a connection of its own. The server ends the lock with the
  * session: at once when the process dies (its socket closes), after the keepalives below when its host
  * vanishes. Others read `pg_locks` (`lockOf`) to tell a live owner from a dead one.
  *
@@ -15,8 +16,11 @@ const CHECK_DEADLINE_MS = 5_000;
  * new session without the lock: its new backend pid tells it.
  */
 export class ProcessLocks {
-  /** The backend pid of the session holding each process id's lock. */
-  private readonly held = new Map<string, number>();
+  /** The key and the backend pid of the session holding each process id's lock. */
+  private readonly held = new Map<string, { key: string; pid: number }>();
+  /** Every take draws a new key: a stale session holding an older one neither blocks nor stands in. */
+  private takes = 0;
+  private readonly lastKey = new Map<string, string>();
   private client: Sql | null = null;
 
   constructor(private readonly open: () => Sql) {}
@@ -25,37 +29,42 @@ export class ProcessLocks {
   async hold(processId: string): Promise<boolean> {
     if (!this.client) this.client = this.open();
     const client = this.client;
-    const pid = this.held.get(processId);
-    if (pid !== undefined) {
+    const lock = this.held.get(processId);
+    if (lock !== undefined) {
       const [now] = await this.within(client<{ pid: number; held: boolean }[]>`
         SELECT pg_backend_pid() AS pid, EXISTS (
-          SELECT 1 FROM pg_locks l
-          WHERE l.pid = pg_backend_pid() AND ${lockOf(client, client`hashtextextended(${processId}, 0)`)}
+          SELECT 1 FROM pg_locks l WHERE l.pid = pg_backend_pid() AND ${lockOf(client, client`${lock.key}::bigint`)}
         ) AS held`);
       // The same session still holds it: nobody can have seen this process dead.
-      if (now?.pid === pid && now.held) return true;
+      if (now?.pid === lock.pid && now.held) return true;
       // A new session (the old one ended): every lock it held went with it.
-      for (const [id, p] of this.held) if (p === pid) this.held.delete(id);
+      for (const [id, l] of this.held) if (l.pid === lock.pid) this.held.delete(id);
     }
     // A vanished host's session (and lock) ends after ~16 s of silence instead of the system's hours.
-    const [got] = await this.within(client<{ pid: number; got: boolean }[]>`
-      SELECT pg_backend_pid() AS pid, pg_try_advisory_lock(hashtextextended(${processId}, 0)) AS got,
+    const [got] = await this.within(client<{ pid: number; key: string; got: boolean }[]>`
+      SELECT pg_backend_pid() AS pid, k.key::text AS key, pg_try_advisory_lock(k.key) AS got,
         set_config('tcp_keepalives_idle', '10', false), set_config('tcp_keepalives_interval', '2', false),
-        set_config('tcp_keepalives_count', '3', false)`);
-    if (!got?.got)
-      throw new Error(
-        "this process's liveness lock is held by another session (an earlier one not yet ended)",
-      );
-    this.held.set(processId, got.pid);
+        set_config('tcp_keepalives_count', '3', false)
+      FROM (SELECT hashtextextended(${`${processId}:${++this.takes}`}, 0) AS key) k`);
+    if (!got?.got) throw new Error("this process's liveness lock is taken by another session (a key clash)");
+    this.held.set(processId, { key: got.key, pid: got.pid });
+    this.lastKey.set(processId, got.key);
     return false;
+  }
+
+  /** The key of the process's lock as last taken (held or not), as text; null before the first take. */
+  keyOf(processId: string): string | null {
+    return this.held.get(processId)?.key ?? this.lastKey.get(processId) ?? null;
   }
 
   /** Gives the lock up (a stop); the connection closes once no lock is left on it. */
   async end(processId: string): Promise<void> {
-    if (!this.held.delete(processId) || !this.client) return;
+    const lock = this.held.get(processId);
+    this.lastKey.delete(processId);
+    if (!lock || !this.held.delete(processId) || !this.client) return;
     const client = this.client;
     try {
-      await this.within(client`SELECT pg_advisory_unlock(hashtextextended(${processId}, 0))`);
+      await this.within(client`SELECT pg_advisory_unlock(${lock.key}::bigint)`);
     } finally {
       if (this.held.size === 0) await this.close();
     }

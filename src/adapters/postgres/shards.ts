@@ -37,7 +37,13 @@ export class PostgresShards implements ShardRepository {
   }
 
   async hold(processId: string): Promise<boolean> {
-    return this.liveness === "sole" ? true : this.locks.hold(processId);
+    if (this.liveness !== "session") return true;
+    const unbroken = await this.locks.hold(processId);
+    // A new key: the heartbeat row says so at once (the first take comes before the row exists).
+    if (!unbroken)
+      await this
+        .sql`UPDATE processes SET lock_key = ${this.locks.keyOf(processId)}::bigint WHERE id = ${processId}`;
+    return unbroken;
   }
 
   async heads(): Promise<ShardLease[]> {
@@ -109,18 +115,17 @@ export class PostgresShards implements ShardRepository {
   }
 
   async beat(processId: string, expiresAt: Date): Promise<void> {
-    const locked = this.liveness === "session";
+    const key = this.liveness === "session" ? this.locks.keyOf(processId) : null;
     await this.sql`
-      INSERT INTO processes (id, expires_at, locked) VALUES (${processId}, ${expiresAt}, ${locked})
-      ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at, locked = excluded.locked`;
+      INSERT INTO processes (id, expires_at, lock_key) VALUES (${processId}, ${expiresAt}, ${key}::bigint)
+      ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at, lock_key = excluded.lock_key`;
   }
 
   async live(now: Date): Promise<string[]> {
     const sql = this.sql;
     const locked =
       this.liveness === "session"
-        ? sql`AND (NOT p.locked OR EXISTS (
-            SELECT 1 FROM pg_locks l WHERE ${lockOf(sql, sql`hashtextextended(p.id, 0)`)}))`
+        ? sql`AND (p.lock_key IS NULL OR EXISTS (SELECT 1 FROM pg_locks l WHERE ${lockOf(sql, sql`p.lock_key`)}))`
         : sql``;
     const rows = await sql<
       { id: string }[]

@@ -31,7 +31,7 @@ describe.skipIf(!inject("postgresUrl"))("a process's proof of life on PostgreSQL
     await shards.beat("p1", far);
     expect(await b.repositories.shards.live(new Date())).toEqual(["p1"]);
     // Another process cannot hold the same proof while this one does.
-    await expect(b.repositories.shards.hold("p1")).rejects.toThrow(/held by another session/);
+    await expect(b.repositories.shards.hold("p1")).rejects.toThrow(/taken by another session/);
     // The server ends p1's session (as it does when the process dies and its socket closes).
     const [lock] = await b.sql<{ pid: number }[]>`
       SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
