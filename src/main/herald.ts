@@ -47,6 +47,12 @@ export interface Herald {
   telemetry: Telemetry | null;
   /** Stops claiming, finishes or releases in-flight work within `graceMs`, closes the database. */
   stop(graceMs?: number): Promise<void>;
+  /**
+   * Gives up this process's shards, heartbeat and proof of life at once, without waiting for sends in
+   * flight, so other processes take its endpoints now (ADR 25). For an exit "at once" (a second Ctrl-C):
+   * call it (bounded by a short timeout), then exit. Closes nothing else.
+   */
+  giveUp(): Promise<void>;
 }
 
 /** Everything one Herald process runs: the store, the API, the dispatcher and its schedule. */
@@ -200,6 +206,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     dispatcher: d,
     repos,
     telemetry,
+    giveUp: () => d.giveUp(),
     async stop(graceMs = 10_000) {
       scheduler.stop();
       clearInterval(purgeConsole);

@@ -87,7 +87,8 @@ async function openPostgres(
       },
       // Tokens and fan-outs cached between publishes, kept right by LISTEN/NOTIFY (ADR 18); the embedded
       // database's one session carries no notifications, and the CLI writes beside it.
-      { cache: embedded === null },
+      // Its pid lock proves it the only process: a predecessor's shards are taken at once (ADR 25).
+      { cache: embedded === null, sole: embedded !== null },
     );
     // The ping renews a pool whose connections went silent while the database answers new ones (ADR 18):
     // run it on a timer too, so the engine recovers even when nobody asks /readyz.

@@ -1,4 +1,4 @@
-import type { ShardLease, ShardRepository } from "../../app/ports/shards.ts";
+import type { Liveness, ShardLease, ShardRepository } from "../../app/ports/shards.ts";
 
 const key = (shard: number, generation: number) => `${shard}:${generation}`;
 
@@ -6,6 +6,12 @@ const key = (shard: number, generation: number) => `${shard}:${generation}`;
 export class MemoryShards implements ShardRepository {
   readonly leases = new Map<string, ShardLease>();
   readonly processes = new Map<string, Date>();
+  /** Tests of several processes on one memory store move a manual clock: heartbeats go with the leases. */
+  readonly liveness: Liveness = "lease";
+
+  async hold(_processId: string): Promise<boolean> {
+    return true;
+  }
 
   async heads(): Promise<ShardLease[]> {
     const newest = new Map<number, ShardLease>();

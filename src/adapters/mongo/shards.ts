@@ -1,5 +1,5 @@
 import type { Collection } from "mongodb";
-import type { ShardLease, ShardRepository } from "../../app/ports/shards.ts";
+import type { Liveness, ShardLease, ShardRepository } from "../../app/ports/shards.ts";
 import type { ProcessDoc, ShardLeaseDoc } from "./documents.ts";
 import { insertIgnoringDuplicates } from "./errors.ts";
 
@@ -11,10 +11,17 @@ const EPOCH = new Date(0);
  * insert of a taken _id fails everywhere), and process heartbeats. Only a lease's owner updates it.
  */
 export class MongoShards implements ShardRepository {
+  /** No session outlives its connection usably here (no locks, no transactions on FerretDB v1): heartbeats. */
+  readonly liveness: Liveness = "heartbeat";
+
   constructor(
     private readonly leases: Collection<ShardLeaseDoc>,
     private readonly processes: Collection<ProcessDoc>,
   ) {}
+
+  async hold(): Promise<boolean> {
+    return true;
+  }
 
   async heads(): Promise<ShardLease[]> {
     // One batch (see MongoDeliveries.due): a few hundred small documents.

@@ -22,14 +22,20 @@ export function createPostgresRepositories(
   sql: Sql,
   renewable?: { url: string; options: Options<Record<string, PostgresType>>; renew(): void },
   cache: ReadCache | null = null,
+  sole = false,
 ): Repositories {
   const deliveries = new PostgresDeliveries(sql);
+  // The proof of life's own connection (ADR 25): never idle-closed, never recycled (a new session has no lock).
+  const lockClient = renewable
+    ? () => openPostgres(renewable.url, { ...renewable.options, max: 1, idle_timeout: 0, max_lifetime: 0 })
+    : null;
+  const shards = new PostgresShards(sql, sole, lockClient);
   const pinged = renewable ? () => pingRenewing(sql, renewable) : () => ping(sql);
   return {
     endpoints: guarded(new PostgresEndpoints(sql, cache)),
     events: guarded(new PostgresEvents(sql)),
     deliveries: guarded(deliveries),
-    shards: guarded(new PostgresShards(sql)),
+    shards: guarded(shards),
     tokens: guarded(new PostgresTokens(sql, cache)),
     idempotency: guarded(new PostgresIdempotency(sql)),
     erasures: guarded(new PostgresErasures(sql)),
@@ -45,6 +51,7 @@ export function createPostgresRepositories(
       : pinged,
     async close() {
       cache?.close();
+      await shards.closeLocks();
       await sql.end({ timeout: 5 });
     },
   };
@@ -108,7 +115,7 @@ export interface PostgresConnection {
 export async function connectPostgres(
   url: string,
   options: Options<Record<string, PostgresType>> = {},
-  herald: { cache?: boolean } = {},
+  herald: { cache?: boolean; sole?: boolean } = {},
 ): Promise<PostgresConnection> {
   const { sql, renew } = renewablePostgres(url, options);
   try {
@@ -117,7 +124,11 @@ export async function connectPostgres(
     typesKnown(sql);
     const cache = herald.cache ? new ReadCache(sql) : null;
     await cache?.start();
-    return { sql, cache, repositories: createPostgresRepositories(sql, { url, options, renew }, cache) };
+    return {
+      sql,
+      cache,
+      repositories: createPostgresRepositories(sql, { url, options, renew }, cache, herald.sole),
+    };
   } catch (e) {
     await sql.end({ timeout: 1 }).catch(() => {});
     throw translate(e);

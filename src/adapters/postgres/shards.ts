@@ -1,5 +1,6 @@
 import type { PendingQuery, Row, Sql } from "postgres";
-import type { ShardLease, ShardRepository } from "../../app/ports/shards.ts";
+import type { Liveness, ShardLease, ShardRepository } from "../../app/ports/shards.ts";
+import { lockOf, ProcessLocks } from "./process-lock.ts";
 import { ints, leaseFromRow, type ShardLeaseRow, texts, times } from "./rows.ts";
 
 type LeaseKey = Pick<ShardLease, "shard" | "generation">;
@@ -10,10 +11,40 @@ const EPOCH = new Date(0);
 /**
  * Shard leases decided by the (shard, generation) primary key: of several inserts of one generation, one
  * succeeds, and `ON CONFLICT DO NOTHING RETURNING` tells each taker which it won. Only a lease's owner
- * updates it (renew, give back). Process heartbeats are upserts.
+ * updates it (renew, give back). Process heartbeats are upserts; a process counts as live while its
+ * session lock is held too (process-lock.ts), except on the embedded database, where it is the only one.
  */
 export class PostgresShards implements ShardRepository {
-  constructor(private readonly sql: Sql) {}
+  readonly liveness: Liveness;
+  private readonly locks: ProcessLocks;
+
+  /**
+   * `lockClient` opens the one-connection client that holds this process's lock; without it (a client
+   * that cannot be reopened) the heartbeat goes with the leases, as on the memory store.
+   */
+  constructor(
+    private readonly sql: Sql,
+    sole = false,
+    lockClient: (() => Sql) | null = null,
+  ) {
+    this.liveness = sole ? "sole" : lockClient ? "session" : "lease";
+    this.locks = new ProcessLocks(lockClient ?? (() => sql));
+  }
+
+  /** Closes the lock's connection (the store closing). */
+  closeLocks(): Promise<void> {
+    return this.locks.close();
+  }
+
+  async hold(processId: string): Promise<boolean> {
+    if (this.liveness !== "session") return true;
+    const unbroken = await this.locks.hold(processId);
+    // A new key: the heartbeat row says so at once (the first take comes before the row exists).
+    if (!unbroken)
+      await this
+        .sql`UPDATE processes SET lock_key = ${this.locks.keyOf(processId)}::bigint WHERE id = ${processId}`;
+    return unbroken;
+  }
 
   async heads(): Promise<ShardLease[]> {
     const rows = await this.sql<ShardLeaseRow[]>`
@@ -84,17 +115,29 @@ export class PostgresShards implements ShardRepository {
   }
 
   async beat(processId: string, expiresAt: Date): Promise<void> {
+    const key = this.liveness === "session" ? this.locks.keyOf(processId) : null;
     await this.sql`
-      INSERT INTO processes (id, expires_at) VALUES (${processId}, ${expiresAt})
-      ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`;
+      INSERT INTO processes (id, expires_at, lock_key) VALUES (${processId}, ${expiresAt}, ${key}::bigint)
+      ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at, lock_key = excluded.lock_key`;
   }
 
   async live(now: Date): Promise<string[]> {
-    const rows = await this.sql<{ id: string }[]>`SELECT id FROM processes WHERE expires_at > ${now}`;
+    const sql = this.sql;
+    const locked =
+      this.liveness === "session"
+        ? sql`AND (p.lock_key IS NULL OR EXISTS (SELECT 1 FROM pg_locks l WHERE ${lockOf(sql, sql`p.lock_key`)}))`
+        : sql``;
+    const rows = await sql<
+      { id: string }[]
+    >`SELECT p.id FROM processes p WHERE p.expires_at > ${now} ${locked}`;
     return rows.map((r) => r.id);
   }
 
   async leave(processId: string): Promise<void> {
-    await this.sql`DELETE FROM processes WHERE id = ${processId}`;
+    try {
+      await this.sql`DELETE FROM processes WHERE id = ${processId}`;
+    } finally {
+      await this.locks.end(processId);
+    }
   }
 }

@@ -1,6 +1,7 @@
 import type { Delivery } from "../../domain/delivery.ts";
 import type { DeliveryRepository } from "../ports/deliveries.ts";
-import type { MayTake } from "./queue.ts";
+import type { DueQueue, MayTake } from "./queue.ts";
+import type { Claimed } from "./work.ts";
 
 export interface ReadInput {
   now: Date;
@@ -27,7 +28,7 @@ export interface ReadInput {
  * was full).
  */
 export async function readDue(
-  deliveries: DeliveryRepository,
+  deliveries: Pick<DeliveryRepository, "due">,
   input: ReadInput,
 ): Promise<{ due: Delivery[]; more: boolean }> {
   if (input.limit <= 0 || (input.shards !== null && input.shards.length === 0))
@@ -73,4 +74,32 @@ export function pickWithinRoom(due: readonly Delivery[], limit: number, mayTake:
     picked.push(d);
   }
   return picked;
+}
+
+/**
+ * One round's take within `room` at `now` (monotonic ms): FIFO heads first (each sent now or not at all:
+ * `left` are the heads with no room, which stay pending), then the queue's earliest, each made a claim by
+ * `claim` (the hand-over adds the endpoint its publish read); `expired` waited too long in the queue.
+ */
+export function takeWithinRoom(
+  heads: readonly Claimed[],
+  queue: Pick<DueQueue, "take">,
+  room: number,
+  fits: MayTake,
+  now: number,
+  claim: (d: Delivery, now: number) => Claimed = (delivery) => ({ delivery }),
+): { claimed: Claimed[]; headIds: Set<string>; left: string[]; expired: string[] } {
+  const start = pickWithinRoom(
+    heads.map((c) => c.delivery),
+    room,
+    fits,
+  );
+  const headIds = new Set(start.map((d) => d.id));
+  const left = heads.filter((c) => !headIds.has(c.delivery.id)).map((c) => c.delivery.id);
+  const { taken, expired } = queue.take(room - start.length, fits, now);
+  const claimed = [
+    ...start.map((delivery) => ({ delivery, head: true })),
+    ...taken.map((d) => claim(d, now)),
+  ];
+  return { claimed, headIds, left, expired: expired.map((d) => d.id) };
 }

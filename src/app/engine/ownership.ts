@@ -3,22 +3,9 @@ import type { Logger } from "../logger.ts";
 import type { DeliveryMetrics } from "../ports/sending.ts";
 import type { ShardLease, ShardRepository } from "../ports/shards.ts";
 import type { Clock } from "../ports/system.ts";
-
-export interface OwnershipOptions {
-  /** How long a lease and a heartbeat last without renewal (HERALD_DELIVERY_TIMEOUT + HERALD_LEASE_MARGIN). */
-  leaseMs: number;
-  /**
-   * How long after a renewal began this process may still start sends in the shard (the margin less a
-   * safety allowance): a send started then ends, timeout included, before the lease can expire.
-   */
-  claimWindowMs: number;
-  /** How often leases and the heartbeat are renewed. */
-  renewEveryMs: number;
-  /** How often shard heads and live processes are read (takeovers, rebalancing). */
-  tickMs: number;
-  /** How long a shard being given back may wait for its in-flight work before it is given back anyway. */
-  drainMs: number;
-}
+import { livenessTiming, processLiveness } from "./liveness.ts";
+import type { OwnershipOptions } from "./ownership-timing.ts";
+import { planTakeovers, reportTakeovers } from "./takeover.ts";
 
 export interface OwnershipDeps {
   shards: ShardRepository;
@@ -43,9 +30,9 @@ interface Held {
    * the shard as given back or expired by then. Rate limits rely on it (ADR 16).
    */
   since: number;
+  /** Monotonic ms before which no send starts (a dead owner's shard: its sends may still be starting). */
+  notBefore: number;
 }
-
-const EPOCH = new Date(0);
 
 /**
  * Stage 1, own shards: announces this process, renews its shard leases, takes over shards whose
@@ -70,6 +57,24 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
   let ticking: Promise<void> | null = null;
   let stopped = false;
   let firstTick: Promise<void> = Promise.resolve();
+  let gainTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Counts broken proofs: leases won across one are not kept (others may have read this process dead). */
+  let losses = 0;
+  const timing = options.liveness ?? livenessTiming(shards.liveness);
+  const life = processLiveness(
+    {
+      ...deps,
+      lost() {
+        // Others may have read this process dead and be taking its shards: none is sent under these leases.
+        if (held.size > 0) logger.warn("counting every shard lost", { shards: held.size });
+        held.clear();
+        releasing.clear();
+        losses++;
+        version++;
+      },
+    },
+    timing,
+  );
 
   async function renew(): Promise<void> {
     const started = monotonic();
@@ -77,7 +82,8 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
     const expiresAt = new Date(now.getTime() + options.leaseMs);
     const mine = [...held].map(([shard, h]) => ({ shard, generation: h.generation }));
     const [, renewed] = await Promise.all([
-      shards.beat(processId, expiresAt),
+      // On "heartbeat" stores the heartbeat is short and beaten by the proof of life instead.
+      shards.liveness === "heartbeat" ? undefined : shards.beat(processId, expiresAt),
       mine.length > 0 ? shards.renew(processId, mine, expiresAt, now) : Promise.resolve([]),
     ]);
     const kept = new Set(renewed);
@@ -122,7 +128,6 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
         logger.warn("giving a shard back failed; it will expire", { error: e as Error, shard });
       }
       if (held.get(shard)?.generation === h.generation) held.delete(shard);
-      version++;
       releasing.delete(shard);
       version++;
     })();
@@ -130,16 +135,18 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
 
   async function tick(): Promise<void> {
     const now = clock.now();
-    const [heads, live] = await Promise.all([shards.heads(), shards.live(now)]);
+    const sole = shards.liveness === "sole";
+    // The embedded database's pid lock proves this process the only one: every other owner has died.
+    const [heads, live] = await Promise.all([shards.heads(), sole ? [] : shards.live(now)]);
     // After the read: a shard given back was given back before this moment, its sends all started.
     const seen = clock.now().getTime();
+    const read = monotonic();
     const headOf = new Map<number, ShardLease>(heads.map((h) => [h.shard, h]));
     // Fencing: a newer generation (or another owner) means this lease was lost; stop claiming at once.
     for (const [shard, h] of held) {
       const head = headOf.get(shard);
       if (!head || head.generation !== h.generation || head.owner !== processId) {
         held.delete(shard);
-        version++;
         releasing.delete(shard);
         version++;
         logger.warn("lost a shard lease (a pause or a partition outlived it)", { shard });
@@ -148,40 +155,45 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
     if (stopped) return;
     const wanted = assignShards([...live, processId]);
     for (const shard of held.keys()) if (wanted.get(shard) !== processId) giveBack(shard);
-    const tries: ShardLease[] = [];
-    let takeovers = 0;
-    const expiresAt = new Date(now.getTime() + options.leaseMs);
-    for (let shard = 0; shard < SHARD_COUNT; shard++) {
-      if (wanted.get(shard) !== processId || held.has(shard)) continue;
-      const head = headOf.get(shard);
-      if (head && head.expiresAt.getTime() > now.getTime()) continue;
-      if (head && head.expiresAt.getTime() > EPOCH.getTime()) takeovers++;
-      tries.push({ shard, generation: (head?.generation ?? 0) + 1, owner: processId, expiresAt });
-    }
+    const tries = planTakeovers({
+      me: processId,
+      wanted,
+      held,
+      heads: headOf,
+      alive: new Set([...live, processId]),
+      now,
+      expiresAt: new Date(now.getTime() + options.leaseMs),
+      deadWaitMs: timing.takeoverWaitMs,
+    });
     if (tries.length === 0) return;
-    const started = monotonic();
-    const won = new Set(await shards.acquire(tries));
+    const [started, lossesBefore] = [monotonic(), losses];
+    const won = new Set(await shards.acquire(tries.map((t) => t.lease)));
+    // Taken again next round, as its own, under a newer generation.
+    if (losses !== lossesBefore) won.clear();
+    let wait = 0;
     for (const t of tries) {
-      if (won.has(t.shard))
-        held.set(t.shard, {
-          generation: t.generation,
-          validUntil: started + options.claimWindowMs,
-          since: seen,
-        });
+      if (!won.has(t.lease.shard)) continue;
+      held.set(t.lease.shard, {
+        generation: t.lease.generation,
+        validUntil: started + options.claimWindowMs,
+        since: seen + t.waitMs,
+        notBefore: read + t.waitMs,
+      });
+      wait = Math.max(wait, t.waitMs);
       version++;
     }
-    if (takeovers > 0) {
-      const taken = tries.filter(
-        (t) => won.has(t.shard) && (headOf.get(t.shard)?.expiresAt.getTime() ?? 0) > 0,
-      );
-      if (taken.length > 0) {
-        deps.metrics.leaseRecovered(taken.length);
-        logger.warn("took over shards whose owner's lease expired (a process died or stalled)", {
-          shards: taken.length,
-        });
-      }
+    reportTakeovers(tries, won, wait, deps.metrics, logger);
+    if (won.size === 0) return;
+    deps.gained();
+    // Shards whose sends wait: claimed again once they may start.
+    if (wait > 0) {
+      if (gainTimer) clearTimeout(gainTimer);
+      gainTimer = setTimeout(() => {
+        gainTimer = null;
+        version++;
+        if (!stopped) deps.gained();
+      }, wait);
     }
-    if (won.size > 0) deps.gained();
   }
 
   function runTick(): Promise<void> {
@@ -203,8 +215,8 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
   return {
     start() {
       stopped = false;
-      // The heartbeat goes first, so the first round already counts this process among the live ones.
-      firstTick = runRenew().then(runTick);
+      // The proof of life and the heartbeat go first, so the first round already counts this process live.
+      firstTick = life.start().then(runRenew).then(runTick);
       timer = setInterval(() => void runTick(), options.tickMs);
       renewTimer = setInterval(() => void runRenew(), options.renewEveryMs);
       (timer as { unref?: () => void }).unref?.();
@@ -223,12 +235,14 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
       if (cached && cached.version === version && cached.until > t) return cached.shards;
       const out: number[] = [];
       let until = Number.POSITIVE_INFINITY;
-      for (const [shard, h] of held) {
-        if (h.validUntil > t && !releasing.has(shard)) {
-          out.push(shard);
-          until = Math.min(until, h.validUntil);
+      if (life.valid())
+        for (const [shard, h] of held) {
+          if (h.validUntil > t && !releasing.has(shard) && h.notBefore <= t) {
+            out.push(shard);
+            until = Math.min(until, h.validUntil);
+          } else if (h.notBefore > t) until = Math.min(until, h.notBefore);
         }
-      }
+      until = Math.min(until, life.validUntil);
       const shards = out.length === SHARD_COUNT ? null : out;
       cached = { version, until, shards };
       return shards;
@@ -236,7 +250,8 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
     /** True while this process may start work of the shard (held, valid, not being given back). */
     mayClaim(shard: number): boolean {
       const h = held.get(shard);
-      return h !== undefined && h.validUntil > monotonic() && !releasing.has(shard);
+      const t = monotonic();
+      return h !== undefined && h.validUntil > t && h.notBefore <= t && !releasing.has(shard) && life.valid();
     },
     /** The lease generation this process holds the shard under, and since when; null when not held. */
     tenure(shard: number): { generation: number; since: number } | null {
@@ -246,16 +261,25 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
     get owned(): number {
       return held.size;
     },
-    /** Stops the rounds and gives every shard back at once, then leaves (graceful stop). */
-    async stop(): Promise<void> {
+    /**
+     * Stops the rounds and gives every shard back at once, then leaves (its heartbeat and proof of life).
+     * `atOnce`: without waiting for a round on its way (a stop "at once"; what it takes expires, or is
+     * taken at once as a dead process's).
+     */
+    async stop(atOnce = false): Promise<void> {
       stopped = true;
       if (timer) clearInterval(timer);
       if (renewTimer) clearInterval(renewTimer);
+      if (gainTimer) clearTimeout(gainTimer);
       timer = null;
       renewTimer = null;
-      await firstTick;
-      await ticking;
-      await renewing;
+      gainTimer = null;
+      life.stop();
+      if (!atOnce) {
+        await firstTick;
+        await ticking;
+        await renewing;
+      }
       const mine = [...held].map(([shard, h]) => ({ shard, generation: h.generation }));
       held.clear();
       version++;
@@ -269,3 +293,6 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
     },
   };
 }
+
+export { type OwnershipOptions, ownershipTiming } from "./ownership-timing.ts";
+export type ShardOwnership = ReturnType<typeof shardOwnership>;

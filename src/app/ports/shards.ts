@@ -9,7 +9,27 @@ export interface ShardLease {
   expiresAt: Date;
 }
 
+/**
+ * How the store tells that a process died, beyond its heartbeat's expiry (ADR 25):
+ * - "session": the store ends a process's proof of life with its connection (PostgreSQL: a session-level
+ *   advisory lock held on a connection of its own). `hold` keeps it; `live` leaves out processes whose
+ *   proof is gone, at once after a crash.
+ * - "heartbeat": only by heartbeats (MongoDB): the engine beats often, with a short expiry.
+ * - "lease": heartbeats written with the lease renewals (memory: one process, or tests of several).
+ * - "sole": only this process can use the database (the embedded PostgreSQL's pid lock), so every other
+ *   owner is a predecessor that has died.
+ */
+export type Liveness = "session" | "heartbeat" | "lease" | "sole";
+
 export interface ShardRepository {
+  readonly liveness: Liveness;
+  /**
+   * ("session") Holds the process's proof of life, taking it if it is not held. Answers true when it was
+   * held without a break since the last call that answered; false when it had to be taken (the first
+   * time, or after its connection was lost: others may have seen the process dead meanwhile). Rejects
+   * when it cannot be held now. Other kinds answer true.
+   */
+  hold(processId: string): Promise<boolean>;
   /** The newest generation of every shard that was ever leased. */
   heads(): Promise<ShardLease[]>;
   /**
@@ -30,10 +50,10 @@ export interface ShardRepository {
   ): Promise<number[]>;
   /** Ends the owner's leases of these generations at once, so another process can take the shards now. */
   release(owner: string, leases: readonly Pick<ShardLease, "shard" | "generation">[]): Promise<void>;
-  /** Announces a live process until `expiresAt`. */
+  /** Announces a live process until `expiresAt` (on "session" stores, while its proof is held too). */
   beat(processId: string, expiresAt: Date): Promise<void>;
-  /** Processes whose heartbeat has not expired at `now`. */
+  /** Processes whose heartbeat has not expired at `now` ("session": and whose proof of life is held). */
   live(now: Date): Promise<string[]>;
-  /** Removes a process's heartbeat (graceful stop). */
+  /** Removes a process's heartbeat and gives up its proof of life (a stop). */
   leave(processId: string): Promise<void>;
 }

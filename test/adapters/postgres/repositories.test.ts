@@ -13,7 +13,7 @@ let connection: PostgresConnection;
 beforeAll(async () => {
   db = await freshPostgresDatabase("herald_test_contract");
   // The contract runs with the server's read cache on: every write through the repositories must be seen by the next read.
-  connection = await connectPostgres(db.url, db.options, { cache: !db.embedded });
+  connection = await connectPostgres(db.url, db.options, { cache: !db.embedded, sole: db.embedded });
 });
 afterAll(async () => {
   await connection?.sql.end({ timeout: 5 });

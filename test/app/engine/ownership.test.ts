@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { MemoryShards } from "../../../src/adapters/memory/shards.ts";
 import { shardOwnership } from "../../../src/app/engine/ownership.ts";
 import { silentLogger } from "../../../src/app/logger.ts";
-import { SHARD_COUNT } from "../../../src/domain/shards.ts";
+import { assignShards, SHARD_COUNT } from "../../../src/domain/shards.ts";
 import { countingMetrics, manualClock } from "../../support/engine-harness.ts";
 import { until } from "../../support/until.ts";
 
@@ -81,5 +81,128 @@ describe("shard ownership", () => {
     time.monotonic = renewedFrom + 44_000;
     expect(ownership.mayClaim(5)).toBe(true);
     expect(ownership.owned).toBe(SHARD_COUNT);
+  });
+});
+
+/** A memory store that tells death as PostgreSQL does: a process is live while its proof is held. */
+class SessionShards extends MemoryShards {
+  override readonly liveness = "session" as const;
+  readonly held = new Set<string>();
+  broken = false;
+  override async hold(processId: string): Promise<boolean> {
+    const was = this.held.has(processId) && !this.broken;
+    this.broken = false;
+    this.held.add(processId);
+    return was;
+  }
+  override async live(now: Date): Promise<string[]> {
+    return (await super.live(now)).filter((p) => this.held.has(p));
+  }
+  override async leave(processId: string): Promise<void> {
+    await super.leave(processId);
+    this.held.delete(processId);
+  }
+}
+
+describe("shard ownership with a proof of life (ADR 25)", () => {
+  function sessionOwning(tickMs = 3_600_000) {
+    const shards = new SessionShards();
+    const clock = manualClock();
+    const time = { monotonic: 0 };
+    let gained = 0;
+    const ownership = shardOwnership(
+      {
+        shards,
+        clock,
+        logger: silentLogger,
+        metrics: countingMetrics().metrics,
+        processId: "a",
+        drain: async () => {},
+        gained: () => gained++,
+        monotonic: () => time.monotonic,
+      },
+      {
+        leaseMs: 60_000,
+        claimWindowMs: 45_000,
+        renewEveryMs: 3_600_000,
+        tickMs,
+        drainMs: 100,
+        liveness: { everyMs: 10, validMs: 1_500, expiresMs: 0, takeoverWaitMs: 2_000 },
+      },
+    );
+    stop = () => ownership.stop();
+    return { shards, time, ownership, gained: () => gained };
+  }
+
+  it("takes a dead owner's shards at once, and starts sends in them only after the wait", async () => {
+    const { shards, time, ownership } = sessionOwning();
+    const far = new Date(Date.now() + 3_600_000);
+    // "b" held every shard under a long lease and died: its heartbeat is there, its proof is not.
+    await shards.beat("b", far);
+    await shards.acquire(
+      Array.from({ length: SHARD_COUNT }, (_, shard) => ({
+        shard,
+        generation: 1,
+        owner: "b",
+        expiresAt: far,
+      })),
+    );
+    ownership.start();
+    await ownership.ready();
+    expect(ownership.owned).toBe(SHARD_COUNT);
+    expect(ownership.mayClaim(5)).toBe(false);
+    expect(ownership.claimable()).toEqual([]);
+    time.monotonic += 2_000;
+    // The next proof of life (every 10 ms) covers the moved time.
+    await until(() => ownership.mayClaim(5));
+    expect(ownership.claimable()).toBe(null);
+    expect((await shards.heads()).every((h) => h.owner === "a" && h.generation === 2)).toBe(true);
+  });
+
+  it("leaves a live owner's shards alone until its lease expires", async () => {
+    const { shards, ownership } = sessionOwning();
+    const far = new Date(Date.now() + 3_600_000);
+    // b is live (heartbeat and proof) and holds a shard the assignment gives to a.
+    const mine = [...assignShards(["a", "b"])].filter(([, p]) => p === "a").map(([s]) => s);
+    await shards.beat("b", far);
+    await shards.hold("b");
+    await shards.acquire([{ shard: mine[0]!, generation: 1, owner: "b", expiresAt: far }]);
+    ownership.start();
+    await ownership.ready();
+    expect(ownership.tenure(mine[0]!)).toBe(null);
+    expect(ownership.owned).toBe(mine.length - 1);
+  });
+
+  it("a proof broken (the lock's session ended) counts every shard lost at once; the next rounds take them again", async () => {
+    const { shards, ownership } = sessionOwning(20);
+    ownership.start();
+    await ownership.ready();
+    expect(ownership.owned).toBe(SHARD_COUNT);
+    expect(ownership.tenure(5)?.generation).toBe(1);
+    shards.broken = true;
+    await until(() => ownership.tenure(5)?.generation !== 1);
+    // Its own leases, unexpired: taken again at once under new generations, not after they expire.
+    await until(() => ownership.owned === SHARD_COUNT && ownership.tenure(5)?.generation === 2);
+    expect(ownership.mayClaim(5)).toBe(true);
+  });
+
+  it("a stop at once gives every shard back and leaves, without waiting for a round on its way", async () => {
+    const { shards, ownership } = sessionOwning(20);
+    ownership.start();
+    await ownership.ready();
+    let asked = 0;
+    // Rounds from now on are stuck on a store that does not answer.
+    shards.heads = () => {
+      asked++;
+      return new Promise(() => {});
+    };
+    await until(() => asked > 0);
+    await ownership.stop(true);
+    // Stopped already: a second stop would wait for the stuck round.
+    stop = null;
+    const heads = await MemoryShards.prototype.heads.call(shards);
+    expect(heads.length).toBe(SHARD_COUNT);
+    expect(heads.every((h) => h.expiresAt.getTime() === 0)).toBe(true);
+    expect(await shards.live(new Date())).toEqual([]);
   });
 });

@@ -1,0 +1,97 @@
+import { shardOf } from "../../domain/shards.ts";
+import type { DeliveryRepository } from "../ports/deliveries.ts";
+import type { Clock } from "../ports/system.ts";
+import { readDue } from "./claim.ts";
+import type { FifoHeads } from "./fifo.ts";
+import type { Holds } from "./holds.ts";
+import type { ShardOwnership } from "./ownership.ts";
+import type { Pacer } from "./pace.ts";
+import type { DueQueue } from "./queue.ts";
+import type { ReadDemand } from "./read-demand.ts";
+import type { Claimed } from "./work.ts";
+
+export interface DueReaderDeps {
+  deliveries: Pick<DeliveryRepository, "due">;
+  clock: Clock;
+  queue: DueQueue;
+  fifo: FifoHeads;
+  holds: Holds;
+  demand: ReadDemand;
+  /** Rate-limited endpoints' turns soon. */
+  pace: Pick<Pacer, "rooms">;
+  /** The shards this process may claim from now (null: all), and whether it may start work of one. */
+  ownership: Pick<ShardOwnership, "claimable" | "mayClaim">;
+  /** Lets go of held deliveries. */
+  release(ids: readonly string[]): void;
+  /** The read took from `started` to `ended` (monotonic ms). */
+  measured(started: number, ended: number): void;
+}
+
+/**
+ * Stage 2, claim: one read of due work into the queue (FIFO endpoints' work comes back as their heads,
+ * which are not queued: each is sent at once or not at all). Owns the read on its way, so a shard
+ * being given back waits for it to land (`landed`) before it drops what is queued of the shard.
+ */
+export function dueReader(deps: DueReaderDeps, options: { queueSize: number; queueDepth: number }) {
+  const { queue, fifo, holds, demand } = deps;
+  /** Settles when the claim read in progress (if any) has landed. */
+  let claiming: Promise<unknown> = Promise.resolve();
+
+  async function read(room: number): Promise<{ heads: Claimed[]; more: boolean }> {
+    const started = performance.now();
+    const now = deps.clock.now();
+    const t = now.getTime();
+    await fifo.refresh();
+    // An endpoint that became FIFO is sent only through its head from now on.
+    deps.release(queue.drop(fifo.isFifo).map((d) => d.id));
+    const exclude = new Set([...queue.full(), ...fifo.excluded(t)]);
+    // Out of turns for now: left out of the read, so they do not fill the page (ADR 16).
+    for (const [id, turns] of deps.pace.rooms()) if (turns <= 0) exclude.add(id);
+    queue.reading(exclude);
+    demand.reading();
+    const read = await readDue(deps.deliveries, {
+      now,
+      shards: deps.ownership.claimable(),
+      limit: Math.min(options.queueSize, Math.max(room, options.queueSize - queue.size)),
+      perEndpoint: options.queueDepth,
+      exclude,
+      held: holds.entries(),
+    }).catch((e: unknown) => {
+      // Nothing was read: whatever made this read worth making still holds.
+      demand.all();
+      throw e;
+    });
+    deps.measured(started, performance.now());
+    if (read.more) demand.all();
+    // A shard given back (or lost) while the read was on its way is no longer this process's to send.
+    const mine = read.due.filter((d) => deps.ownership.mayClaim(shardOf(d.webhookId)) && !holds.has(d.id));
+    for (const d of queue.add(
+      mine.filter((d) => !fifo.isFifo(d.webhookId)),
+      performance.now(),
+    ))
+      holds.hold(d);
+    // FIFO endpoints' work is claimed as their heads, one each (ADR 16).
+    const heads = await fifo.heads(
+      mine.filter((d) => fifo.isFifo(d.webhookId)).map((delivery) => ({ delivery })),
+      now,
+    );
+    const ours = heads.filter(
+      (c) => deps.ownership.mayClaim(shardOf(c.delivery.webhookId)) && !holds.has(c.delivery.id),
+    );
+    for (const c of ours) holds.hold(c.delivery);
+    return { heads: ours, more: read.more };
+  }
+
+  return {
+    /** Reads due work into the queue with room for `room` to start now; answers the FIFO heads and whether the page was full. */
+    read(room: number): Promise<{ heads: Claimed[]; more: boolean }> {
+      const reading = read(room);
+      claiming = reading.catch(() => {});
+      return reading;
+    },
+    /** Settles once the read on its way (if any) has landed. */
+    landed(): Promise<unknown> {
+      return claiming;
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { connectPostgres, type PostgresConnection } from "../../../src/adapters/postgres/index.ts";
+import { freshPostgresDatabase } from "../../support/postgres.ts";
+import { until } from "../../support/until.ts";
+
+// A process's proof of life on PostgreSQL (ADR 25): a session lock that ends with its connection. Two
+// connections stand for two processes on one database.
+let db: Awaited<ReturnType<typeof freshPostgresDatabase>>;
+let a: PostgresConnection;
+let b: PostgresConnection;
+const far = new Date(Date.now() + 3_600_000);
+
+beforeAll(async () => {
+  db = await freshPostgresDatabase("herald_test_process_lock");
+  a = await connectPostgres(db.url, db.options);
+  b = await connectPostgres(db.url, db.options);
+});
+afterAll(async () => {
+  await a?.sql.end({ timeout: 5 });
+  await b?.sql.end({ timeout: 5 });
+  await db?.cleanup();
+});
+
+// Without a server for the run the database is an embedded one, whose single process needs no proof ("sole").
+describe.skipIf(!inject("postgresUrl"))("a process's proof of life on PostgreSQL", () => {
+  it("a process whose session ends is not live at once, heartbeat or not; its next hold says the proof broke", async () => {
+    const shards = a.repositories.shards;
+    expect(shards.liveness).toBe("session");
+    expect(await shards.hold("p1")).toBe(false);
+    expect(await shards.hold("p1")).toBe(true);
+    await shards.beat("p1", far);
+    expect(await b.repositories.shards.live(new Date())).toEqual(["p1"]);
+    // Another process cannot hold the same proof while this one does.
+    await expect(b.repositories.shards.hold("p1")).rejects.toThrow(/taken by another session/);
+    // The server ends p1's session (as it does when the process dies and its socket closes).
+    const [lock] = await b.sql<{ pid: number }[]>`
+      SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
+        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+    await b.sql`SELECT pg_terminate_backend(${lock!.pid})`;
+    await until(async () => (await b.repositories.shards.live(new Date())).length === 0);
+    // Back: the proof is taken again on a new session, and the break is told.
+    let again: boolean | null = null;
+    await until(async () => {
+      again = await shards.hold("p1").catch(() => null);
+      return again !== null;
+    });
+    expect(again).toBe(false);
+    expect(await shards.hold("p1")).toBe(true);
+    expect(await b.repositories.shards.live(new Date())).toEqual(["p1"]);
+    // Leaving gives the proof up: another process may hold that id's proof now.
+    await shards.leave("p1");
+    expect(await b.repositories.shards.live(new Date())).toEqual([]);
+    expect(await b.repositories.shards.hold("p1")).toBe(false);
+    await b.repositories.shards.leave("p1");
+  });
+
+  it("a process of an earlier version (no lock of its own) is counted live by its heartbeat alone", async () => {
+    // Written as a version before ADR 25 writes it: no `locked`.
+    await a.sql`INSERT INTO processes (id, expires_at) VALUES ('old', ${far})`;
+    expect(await b.repositories.shards.live(new Date())).toEqual(["old"]);
+    await a.repositories.shards.leave("old");
+  });
+});
