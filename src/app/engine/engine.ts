@@ -32,6 +32,8 @@ export { HANDOVER_FRESH_MS } from "./handover.ts";
 export function createEngine(deps: EngineDeps): Dispatcher {
   const { repos, clock, logger, metrics, options } = deps;
   const op = deps.operational;
+  /** Due work stored by other processes in this one's shards is announced through these (ADR 18). */
+  const signals = repos.due ?? null;
   const queueSize = options.queueSize ?? 1_000;
   const queueDepth = options.queueDepth ?? Math.max(4 * options.endpointConcurrency, 100);
 
@@ -44,8 +46,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     () =>
       inFlight.total + queue.size + postponed.pending + pace.waiting + record.waiting === 0 && !loop.pumping,
   );
-  /** Whether the engine may take new work now: the one place a limit on taking work composes. No new
-   * work while its results could not be recorded (back-pressure, issue 31). */
+  /** May the engine take new work now (the one place such limits compose): not while results wait unrecorded. */
   const mayTake = () => inFlight.total < options.concurrency && record.accepting;
   const loop = claimLoop(
     { claimOnce, mayTake, reads: demand.pending, settled: idle.check, logger },
@@ -73,17 +74,10 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     { ...repos, held: held.ofEndpoint, wake: () => wakeSoon(true) },
     { refreshMs: 1_000, recheckMs: 10_000 },
   );
+  // `resumed`: recording keeps up again, so the claims it held back go now (issue 31).
+  const resumed = () => wakeSoon(true);
   const record = recorder(
-    // `resumed`: recording keeps up again, so the claims it held back go now (issue 31).
-    {
-      repos,
-      clock,
-      logger,
-      recorded: release,
-      resumed: () => wakeSoon(true),
-      announce: op?.announce,
-      cleared: op?.cleared,
-    },
+    { repos, clock, logger, recorded: release, resumed, announce: op?.announce, cleared: op?.cleared },
     { size: options.flushSize ?? 200, delayMs: options.flushDelayMs ?? 5, retryMs: 1_000 },
   );
   const prepare = preparer({ repos, cipher: deps.cipher, clock });
@@ -107,16 +101,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     },
     ownershipTiming(options),
   );
-  const handed = handover({
-    queue,
-    queueSize,
-    signals: repos.due ?? null,
-    ownership,
-    fifo,
-    holds: held,
-    running: () => loop.running,
-    unread: demand.endpoint,
-  });
+  const [running, unread] = [() => loop.running, demand.endpoint];
+  const handed = handover({ queue, queueSize, signals, ownership, fifo, holds: held, running, unread });
   // A delivery waiting for its endpoint's rate limit is held (until sent and recorded, or given back)
   // but not in flight: it counts against no concurrency cap while it waits.
   const pace = pacer(
@@ -218,7 +204,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       pace.start();
       fifo.start();
       ownership.start();
-      demand.listen(repos.due ?? null, (id) => ownership.tenure(shardOf(id)) !== null, wakeSoon);
+      demand.listen(signals, (id) => ownership.tenure(shardOf(id)) !== null, wakeSoon);
       wake();
     },
     wake(accepted?: AcceptedWork) {
