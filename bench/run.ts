@@ -52,10 +52,12 @@ interface Receipt {
 }
 
 class Receiver {
-  private constructor(
-    private readonly worker: Worker,
-    readonly port: number,
-  ) {}
+  private readonly worker: Worker;
+  readonly port: number;
+  private constructor(worker: Worker, port: number) {
+    this.worker = worker;
+    this.port = port;
+  }
 
   static async start(): Promise<Receiver> {
     const worker = new Worker(join(ROOT, "bench/receiver-worker.mjs"));

@@ -18,7 +18,10 @@ const unique = (xs: readonly string[]) => [...new Set(xs)];
 const pairKey = (eventId: string, webhookId: string) => `${eventId}/${webhookId}`;
 
 export class MongoDeliveries implements DeliveryRepository {
-  constructor(private readonly col: Collection<DeliveryDoc>) {}
+  private readonly col: Collection<DeliveryDoc>;
+  constructor(col: Collection<DeliveryDoc>) {
+    this.col = col;
+  }
 
   /**
    * Concurrent callers' records (publishes' fan-outs, the engine's follow-ups) go as one unordered

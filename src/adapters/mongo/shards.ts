@@ -11,10 +11,12 @@ const EPOCH = new Date(0);
  * insert of a taken _id fails everywhere), and process heartbeats. Only a lease's owner updates it.
  */
 export class MongoShards implements ShardRepository {
-  constructor(
-    private readonly leases: Collection<ShardLeaseDoc>,
-    private readonly processes: Collection<ProcessDoc>,
-  ) {}
+  private readonly leases: Collection<ShardLeaseDoc>;
+  private readonly processes: Collection<ProcessDoc>;
+  constructor(leases: Collection<ShardLeaseDoc>, processes: Collection<ProcessDoc>) {
+    this.leases = leases;
+    this.processes = processes;
+  }
 
   async heads(): Promise<ShardLease[]> {
     // One batch (see MongoDeliveries.due): a few hundred small documents.

@@ -13,7 +13,10 @@ const EPOCH = new Date(0);
  * updates it (renew, give back). Process heartbeats are upserts.
  */
 export class PostgresShards implements ShardRepository {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   async heads(): Promise<ShardLease[]> {
     const rows = await this.sql<ShardLeaseRow[]>`
