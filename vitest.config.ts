@@ -1,22 +1,44 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * What `npm test` leaves to `npm run test:all` (vitest.all.config.ts, ADR 25): tests that need a tool
+ * `npm install` does not bring (MongoDB or FerretDB, Chromium, Bun and Deno: scripts/test-all.mjs says
+ * which file needs which) and the whole-system files, which start real Herald processes and take minutes
+ * each. `npm test` is everything else, on the memory store and PostgreSQL (a server or the embedded one).
+ */
+export const SLOW = [
+  "test/e2e/**",
+  "test/adapters/mongo/**",
+  "test/adapters/http/console/browser.test.ts",
+  "test/adapters/http/console/runtimes.test.ts",
+  "**/*-runtimes.test.ts",
+];
+
+/** The options both runs share. */
+export const shared = {
+  include: ["test/**/*.test.ts"],
+  // Only a bound on how long a hung test takes to fail: tests wait on signals and on progress, never on
+  // the machine's speed (test/support/patience.ts), so a busy machine must not turn slowness into failure.
+  testTimeout: 600_000,
+  hookTimeout: 600_000,
+  pool: "forks",
+  // Two test files at a time, whatever the core count (vitest's default is cores - 1: one file at a time
+  // on a 2-core machine). Most whole-system files wait on processes, outages and timers rather than the
+  // CPU; every file has its own database, data directory and ports, and no test asserts speed.
+  maxWorkers: 2,
+} as const;
+
+/** CI reads the counts from a JSON report (HERALD_VITEST_JSON names it, so that no run overwrites another). */
+export const reporters = (file: string) =>
+  process.env.CI
+    ? ["default", ["json", { outputFile: process.env.HERALD_VITEST_JSON ?? file }]]
+    : ["default"];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/global-setup.ts"],
-    // Only a bound on how long a hung test takes to fail: tests wait on signals and on progress, never on
-    // the machine's speed (test/support/patience.ts), so a busy machine must not turn slowness into failure.
-    testTimeout: 600_000,
-    hookTimeout: 600_000,
-    pool: "forks",
-    // Two test files at a time, whatever the core count (vitest's default is cores - 1: one file at a time
-    // on a 2-core machine). Most whole-system files wait on processes, outages and timers rather than the
-    // CPU; every file has its own database, data directory and ports, and no test asserts speed.
-    maxWorkers: 2,
-    // CI reads the counts from a JSON report: .ci/tmp/vitest.json for `npm test`, another file for the
-    // runtime matrix's run (HERALD_VITEST_JSON), so that neither overwrites the other.
-    reporters: process.env.CI
-      ? ["default", ["json", { outputFile: process.env.HERALD_VITEST_JSON ?? ".ci/tmp/vitest.json" }]]
-      : ["default"],
+    ...shared,
+    exclude: ["**/node_modules/**", ...SLOW],
+    globalSetup: ["test/support/global-setup-quick.ts"],
+    reporters: reporters(".ci/tmp/vitest.json") as never,
   },
 });
