@@ -72,6 +72,8 @@ async function openPostgres(
   if (!url) {
     const legacy = await legacyMongoDataNotice(config.dataDir);
     if (legacy) throw new LegacyDataDirError(legacy);
+    // Said before the wait: a first start sets up the database's files and can take seconds.
+    logger.info("starting the embedded PostgreSQL", { data_dir: config.dataDir });
     embedded = await startEmbeddedPostgres(config.dataDir);
     url = embedded.url;
     options = embedded.options;
