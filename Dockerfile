@@ -35,7 +35,10 @@ COPY --from=deps /app/assets /app/assets
 
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime-node
 WORKDIR /app
-ENV NODE_ENV=production PORT=8080 HOST=0.0.0.0 HERALD_DATA_DIR=/var/lib/herald
+# NODE_COMPILE_CACHE: Node keeps what it compiled (the TypeScript after type stripping too) for the next
+# start, in the data directory, the one place the user may write (ADR 25).
+ENV NODE_ENV=production PORT=8080 HOST=0.0.0.0 HERALD_DATA_DIR=/var/lib/herald \
+  NODE_COMPILE_CACHE=/var/lib/herald/node-compile-cache
 RUN mkdir -p /var/lib/herald && chown node:node /var/lib/herald
 COPY --from=app /app /app
 USER node
