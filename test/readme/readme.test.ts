@@ -42,12 +42,13 @@ const README = readFileSync(join(ROOT, "README.md"), "utf8");
 /** Commands run elsewhere, and where. Matched against the command without its trailing comment. */
 const NOT_RUN_HERE: Record<string, string> = {
   "npm test": "the suite cannot run itself inside itself; .ci/run runs it",
+  "npm run test:all": "the suite cannot run itself inside itself; .ci/run runs it",
   "npm run typecheck": ".ci/run runs it",
   "npm run lint": ".ci/run runs it",
   "npm run openapi":
     "it rewrites committed files while other tests read them; test/adapters/http/openapi.test.ts checks they equal what it generates",
   "npm run bench":
-    "minutes of load on a shared machine; bench/ is run by hand and its figures are in the README",
+    "minutes of load on a shared machine; bench/ is run by hand and its figures are in docs/performance.md",
 };
 
 const scratch = mkdtempSync(join(tmpdir(), "herald-readme-"));
