@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import type { InlineConfig } from "vitest/node";
 
 /**
  * What `npm test` leaves to `npm run test:all` (vitest.all.config.ts, ADR 25): tests that need a tool
@@ -16,17 +17,17 @@ export const SLOW = [
 
 /** The options both runs share. */
 export const shared = {
-  include: ["test/**/*.test.ts"],
+  include: ["test/**/*.test.ts"] as string[],
   // Only a bound on how long a hung test takes to fail: tests wait on signals and on progress, never on
   // the machine's speed (test/support/patience.ts), so a busy machine must not turn slowness into failure.
   testTimeout: 600_000,
   hookTimeout: 600_000,
-  pool: "forks",
+  pool: "forks" as const,
   // Two test files at a time, whatever the core count (vitest's default is cores - 1: one file at a time
   // on a 2-core machine). Most whole-system files wait on processes, outages and timers rather than the
   // CPU; every file has its own database, data directory and ports, and no test asserts speed.
   maxWorkers: 2,
-} as const;
+} satisfies InlineConfig;
 
 /** CI reads the counts from a JSON report (HERALD_VITEST_JSON names it, so that no run overwrites another). */
 export const reporters = (file: string) =>

@@ -9,7 +9,8 @@ import { runtimeBin } from "../../support/runtimes.ts";
 export const run = promisify(execFile);
 export const root = fileURLToPath(new URL("../../../", import.meta.url));
 export const bin = (name: "bun" | "deno") => runtimeBin(name);
-export const runs = (name: string) => spawnSync(bin(name), ["--version"], { timeout: 20_000 }).status === 0;
+export const runs = (name: "bun" | "deno") =>
+  spawnSync(bin(name), ["--version"], { timeout: 20_000 }).status === 0;
 
 /** Bun and Deno, each with the arguments that run `fixture` (a path) and the variables that trust a CA. */
 export function fixtureRuntimes(fixture: string) {
