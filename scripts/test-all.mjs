@@ -98,10 +98,8 @@ const vitest = join(ROOT, "node_modules", "vitest", "vitest.mjs");
 const extra = process.argv.slice(2);
 let failed = false;
 
-console.log(
-  `\n== every test file (vitest.all.config.ts)${exclude.length ? `, less ${exclude.join(", ")}` : ""}`,
-);
-const all = spawnSync(process.execPath, [vitest, "run", "--config", "vitest.all.config.ts", ...extra], {
+console.log(`\n== every test file${exclude.length ? `, less ${exclude.join(", ")}` : ""}`);
+const all = spawnSync(process.execPath, [vitest, "run", ...extra], {
   cwd: ROOT,
   stdio: "inherit",
   env: {
@@ -122,7 +120,7 @@ if (!missing.includes("node22")) {
   const suites = missing.includes("chromium")
     ? NODE22_SUITES.filter((s) => !s.includes("browser"))
     : NODE22_SUITES;
-  const matrix = spawnSync(node22, [vitest, "run", "--config", "vitest.all.config.ts", ...suites, ...extra], {
+  const matrix = spawnSync(node22, [vitest, "run", ...suites, ...extra], {
     cwd: ROOT,
     stdio: "inherit",
     env: {
