@@ -20,11 +20,9 @@ export function upToDate(name) {
     const locked = read("package-lock.json");
     const installed = read("node_modules/.package-lock.json");
     // Optional platform packages npm skipped on this machine are in the lockfile but not installed.
-    return (
-      Object.entries(installed).every(
-        ([k, v]) => locked[k]?.version === v.version && locked[k]?.integrity === v.integrity,
-      ) && Object.keys(locked).some((k) => k !== "" && installed[k])
-    );
+    const same = ([k, v]) => locked[k]?.version === v.version && locked[k]?.integrity === v.integrity;
+    const required = Object.entries(locked).filter(([k, v]) => k !== "" && !v.optional);
+    return Object.entries(installed).every(same) && required.every(([k]) => installed[k]);
   } catch {
     return false;
   }
