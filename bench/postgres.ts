@@ -39,17 +39,30 @@ export interface PostgresCounters {
 
 /** One run's own database, and what the benchmark reads from it and from the server's processes. */
 export class BenchDatabase {
+  private readonly admin: Sql;
+  private readonly stats: Sql;
+  readonly name: string;
+  /** DATABASE_URL for Herald: the given server, the run's database. */
+  readonly url: string;
+  /** The postmaster's pid when the server runs on this machine and /proc shows it; else null. */
+  readonly postmaster: number | null;
+  /** Whether the server records statements (pg_stat_statements in shared_preload_libraries). */
+  readonly statementsRecorded: boolean;
   private constructor(
-    private readonly admin: Sql,
-    private readonly stats: Sql,
-    readonly name: string,
-    /** DATABASE_URL for Herald: the given server, the run's database. */
-    readonly url: string,
-    /** The postmaster's pid when the server runs on this machine and /proc shows it; else null. */
-    readonly postmaster: number | null,
-    /** Whether the server records statements (pg_stat_statements in shared_preload_libraries). */
-    readonly statementsRecorded: boolean,
-  ) {}
+    admin: Sql,
+    stats: Sql,
+    name: string,
+    url: string,
+    postmaster: number | null,
+    statementsRecorded: boolean,
+  ) {
+    this.admin = admin;
+    this.stats = stats;
+    this.name = name;
+    this.url = url;
+    this.postmaster = postmaster;
+    this.statementsRecorded = statementsRecorded;
+  }
 
   /** Creates database `name` on the server at `serverUrl` and connects to it. */
   static async create(serverUrl: string, name: string): Promise<BenchDatabase> {

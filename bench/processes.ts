@@ -21,10 +21,12 @@ export interface Receipt {
 }
 
 export class Receiver {
-  private constructor(
-    private readonly worker: Worker,
-    readonly port: number,
-  ) {}
+  private readonly worker: Worker;
+  readonly port: number;
+  private constructor(worker: Worker, port: number) {
+    this.worker = worker;
+    this.port = port;
+  }
 
   static async start(): Promise<Receiver> {
     const worker = new Worker(join(ROOT, "bench/receiver-worker.mjs"));
@@ -87,28 +89,24 @@ export async function startHerald(store: Store, dbName: string, databaseUrl: str
   const profile = process.env.BENCH_PROFILE
     ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
     : [];
-  const child = spawn(
-    process.execPath,
-    [...profile, "--import", "tsx", join(ROOT, "bench/herald-server.ts")],
-    {
-      cwd: ROOT,
-      env: {
-        ...storeEnv(store, dbName, databaseUrl),
-        HERALD_DATA_DIR: join(ROOT, ".herald-bench"),
-        HERALD_ALLOW_HTTP_URLS: "true",
-        HERALD_ALLOW_PRIVATE_NETWORKS: "true",
-        // The benchmark publishes through one token at thousands per second.
-        HERALD_RATE_LIMIT: "off",
-        HERALD_PUBLISH_RATE_LIMIT: "off",
-        HERALD_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "silent",
-        // Every process of a run issues its token for the same project: endpoints made through one are
-        // the subscribers of events published through any of them.
-        BENCH_TENANT_ID: `bench-${dbName}`,
-        BENCH_PROJECT_ID: "bench",
-      },
-      stdio: ["ignore", "pipe", "inherit"],
+  const child = spawn(process.execPath, [...profile, join(ROOT, "bench/herald-server.ts")], {
+    cwd: ROOT,
+    env: {
+      ...storeEnv(store, dbName, databaseUrl),
+      HERALD_DATA_DIR: join(ROOT, ".herald-bench"),
+      HERALD_ALLOW_HTTP_URLS: "true",
+      HERALD_ALLOW_PRIVATE_NETWORKS: "true",
+      // The benchmark publishes through one token at thousands per second.
+      HERALD_RATE_LIMIT: "off",
+      HERALD_PUBLISH_RATE_LIMIT: "off",
+      HERALD_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "silent",
+      // Every process of a run issues its token for the same project: endpoints made through one are
+      // the subscribers of events published through any of them.
+      BENCH_TENANT_ID: `bench-${dbName}`,
+      BENCH_PROJECT_ID: "bench",
     },
-  );
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const line = await new Promise<string>((res, rej) => {
     const rl = createInterface({ input: child.stdout! });
     rl.once("line", res);

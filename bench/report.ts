@@ -1,5 +1,5 @@
 // How bench/run.ts prints one run's figures, and issue 16's targets beside PostgreSQL's.
-import type { Result } from "./run.ts";
+import type { Result } from "./store-run.ts";
 
 /**
  * Issue 16's targets for Herald on PostgreSQL, set for 2,000 events to 8 endpoints from 16 publishers

@@ -19,11 +19,14 @@ function scrub(fields: LogFields): LogFields {
 }
 
 class JsonLogger implements Logger {
-  constructor(
-    private readonly rank: number,
-    private readonly write: (line: string) => void,
-    private readonly base: LogFields,
-  ) {}
+  private readonly rank: number;
+  private readonly write: (line: string) => void;
+  private readonly base: LogFields;
+  constructor(rank: number, write: (line: string) => void, base: LogFields) {
+    this.rank = rank;
+    this.write = write;
+    this.base = base;
+  }
 
   private emit(lvl: LogLevel, msg: string, fields?: LogFields) {
     if (RANK[lvl] < this.rank) return;

@@ -30,11 +30,10 @@ export interface TelemetryConfig {
 }
 
 export class TelemetryConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
     super(`${variable} ${message}`);
+    this.variable = variable;
   }
 }
 

@@ -7,11 +7,10 @@ export interface Io {
 
 /** An error to show the user as one line, with a non-zero exit. */
 export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 1) {
     super(message);
+    this.exitCode = exitCode;
     this.name = "CliError";
   }
 }

@@ -29,7 +29,10 @@ class FilterCompiler {
   readonly issues: FilterIssue[] = [];
   private regexes = 0;
 
-  constructor(private readonly context: FilterContext) {}
+  private readonly context: FilterContext;
+  constructor(context: FilterContext) {
+    this.context = context;
+  }
 
   private fail(path: Segment[], message: string): void {
     this.issues.push({ path, message });

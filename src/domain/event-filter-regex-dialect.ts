@@ -38,10 +38,9 @@ class Translator {
   private depth = 0;
   private readonly cs: string[];
 
-  constructor(
-    pattern: string,
-    private readonly maxRepeat: number,
-  ) {
+  private readonly maxRepeat: number;
+  constructor(pattern: string, maxRepeat: number) {
+    this.maxRepeat = maxRepeat;
     this.cs = Array.from(pattern);
   }
 

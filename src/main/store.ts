@@ -1,10 +1,9 @@
 import { createMemoryInsights, MemoryConsoleSessions } from "../adapters/memory/console.ts";
 import { createMemoryRepositories } from "../adapters/memory/repositories.ts";
-import { createMongoConsoleStore } from "../adapters/mongo/console.ts";
-import { type EmbeddedMongo, startEmbeddedMongo } from "../adapters/mongo/embedded.ts";
-import { connectMongo, freshPing, type StoreLiveness, storeLiveness } from "../adapters/mongo/index.ts";
+import type { EmbeddedMongo } from "../adapters/mongo/embedded.ts";
+import type { StoreLiveness } from "../adapters/mongo/index.ts";
 import { createPostgresConsoleStore } from "../adapters/postgres/console.ts";
-import { legacyMongoDataNotice, startEmbeddedPostgres } from "../adapters/postgres/embedded.ts";
+import type { startEmbeddedPostgres } from "../adapters/postgres/embedded.ts";
 import { connectPostgres } from "../adapters/postgres/index.ts";
 import type { Config } from "../app/config.ts";
 import type { Logger } from "../app/logger.ts";
@@ -70,8 +69,12 @@ async function openPostgres(
   let embedded: Awaited<ReturnType<typeof startEmbeddedPostgres>> | null = null;
   let options = {};
   if (!url) {
+    // Loaded only here, like the Mongo adapter below: a start on a server or in memory skips their modules.
+    const { legacyMongoDataNotice, startEmbeddedPostgres } = await import("../adapters/postgres/embedded.ts");
     const legacy = await legacyMongoDataNotice(config.dataDir);
     if (legacy) throw new LegacyDataDirError(legacy);
+    // Said before the wait: a first start sets up the database's files and can take seconds.
+    logger.info("starting the embedded PostgreSQL", { data_dir: config.dataDir });
     embedded = await startEmbeddedPostgres(config.dataDir);
     url = embedded.url;
     options = embedded.options;
@@ -112,6 +115,9 @@ async function openPostgres(
 }
 
 async function openMongo(config: Config, logger: Logger, onCommand: CommandListener): Promise<OpenedStore> {
+  const { startEmbeddedMongo } = await import("../adapters/mongo/embedded.ts");
+  const { connectMongo, freshPing, storeLiveness } = await import("../adapters/mongo/index.ts");
+  const { createMongoConsoleStore } = await import("../adapters/mongo/console.ts");
   let uri = config.mongodbUri;
   let embedded: EmbeddedMongo | null = null;
   if (!uri) {

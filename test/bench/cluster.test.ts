@@ -13,7 +13,7 @@ function runCluster(
   env: NodeJS.ProcessEnv,
 ): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((res) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "bench/cluster.ts", ...args], {
+    const child = spawn(process.execPath, ["bench/cluster.ts", ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],

@@ -15,7 +15,7 @@ import {
 import { type HeraldProcess, startHerald } from "../support/herald-process.ts";
 import { freshStore } from "../support/store.ts";
 
-// The tokens CLI as a user runs it: a real process (tsx src/cli/main.ts, as `npm run -s cli` does, and the
+// The tokens CLI as a user runs it: a real process (node src/cli/main.ts, as `npm run -s cli` does, and the
 // package's bin/herald.mjs under node) against the run's PostgreSQL, checked by exit code, stdout and stderr.
 
 const TOKEN = /^hrld_[A-Za-z0-9_-]{43}$/;

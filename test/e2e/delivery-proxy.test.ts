@@ -5,6 +5,7 @@ import { startConnectProxy } from "../support/connect-proxy.ts";
 import { lines, run } from "../support/herald-cli.ts";
 import type { Runtime } from "../support/herald-process.ts";
 import { behaviours, startReceiver } from "../support/receiver.ts";
+import { runtimeBin } from "../support/runtimes.ts";
 import {
   allDeliveries,
   createEndpoint,
@@ -20,13 +21,12 @@ import {
 // proxy's password appears nowhere: not in the output, /metrics or the delivery records.
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const BIN = (name: string) => join(ROOT, "node_modules", ".bin", name);
 const RUNTIMES: Runtime[] = ["node", "bun", "deno"];
 const ENTRY: Record<Runtime, [string, string[]]> = {
-  node: [BIN("tsx"), [join(ROOT, "src/main/main.node.ts")]],
-  bun: [BIN("bun"), [join(ROOT, "src/main/main.bun.ts")]],
+  node: [process.execPath, [join(ROOT, "src/main/main.node.ts")]],
+  bun: [runtimeBin("bun"), [join(ROOT, "src/main/main.bun.ts")]],
   deno: [
-    BIN("deno"),
+    runtimeBin("deno"),
     ["run", "--allow-all", "--node-modules-dir=manual", join(ROOT, "src/main/main.deno.ts")],
   ],
 };

@@ -21,7 +21,7 @@ import { testTls } from "../support/tls.ts";
 // engine running) under each runtime. Tokens come from the real CLI process where it matters: the first
 // token of each run and every revocation go through `herald tokens ...` against the same database; the
 // rest are issued through the repositories, because one CLI process per token (~40 per runtime) would
-// spend a minute starting tsx. test/e2e/cli-tokens.test.ts covers the CLI itself.
+// spend a minute starting processes. test/e2e/cli-tokens.test.ts covers the CLI itself.
 const RUNTIMES: Runtime[] = testRuntimes();
 
 /** How each runtime's sender is told to trust the test CA (the holding receiver serves HTTPS). */

@@ -6,24 +6,24 @@ import { afterAll, describe, expect, it } from "vitest";
 import { herald, lines, parseCreated, run, TEST_MASTER_KEY } from "../support/herald-cli.ts";
 import { freePort, type HeraldProcess, type Runtime, startHerald } from "../support/herald-process.ts";
 import { PATIENCE_MS } from "../support/patience.ts";
+import { runtimeBin } from "../support/runtimes.ts";
 import { freshStore } from "../support/store.ts";
 
 // How Herald starts and stops as a process: configuration errors, health, graceful stop, on the run's
 // PostgreSQL (DATABASE_URL), and the embedded PostgreSQL of `npm start` with no database configured.
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const BIN = (name: string) => join(ROOT, "node_modules", ".bin", name);
 const RUNTIMES: Runtime[] = ["node", "bun", "deno"];
 
 function entry(runtime: Runtime): [string, string[]] {
   switch (runtime) {
     case "node":
-      return [BIN("tsx"), [join(ROOT, "src/main/main.node.ts")]];
+      return [process.execPath, [join(ROOT, "src/main/main.node.ts")]];
     case "bun":
-      return [BIN("bun"), [join(ROOT, "src/main/main.bun.ts")]];
+      return [runtimeBin("bun"), [join(ROOT, "src/main/main.bun.ts")]];
     case "deno":
       return [
-        BIN("deno"),
+        runtimeBin("deno"),
         ["run", "--allow-all", "--node-modules-dir=manual", join(ROOT, "src/main/main.deno.ts")],
       ];
   }

@@ -47,7 +47,7 @@ function stateDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-async function runPostgres(): Promise<Started & { url: string }> {
+export async function runPostgres(): Promise<Started & { url: string }> {
   const given = process.env.DATABASE_URL;
   if (given) return { url: given, stop: nothingToStop };
   // HERALD_TEST_POSTGRES=embedded: what a machine without PostgreSQL binaries runs, on any machine.

@@ -53,9 +53,9 @@ export function run(cmd: string, args: string[], options: RunOptions = {}): Prom
   });
 }
 
-/** `herald <args>` as `npm run cli` runs it: tsx over src/cli/main.ts. */
+/** `herald <args>` as `npm run cli` runs it: Node over src/cli/main.ts. */
 export function herald(args: string[], env: Record<string, string | undefined>, timeoutMs = PATIENCE_MS) {
-  return run(join(ROOT, "node_modules", ".bin", "tsx"), [join(ROOT, "src/cli/main.ts"), ...args], {
+  return run(process.execPath, [join(ROOT, "src/cli/main.ts"), ...args], {
     env,
     timeoutMs,
   });

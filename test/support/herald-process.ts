@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { PATIENCE_MS } from "./patience.ts";
+import { runtimeBin } from "./runtimes.ts";
 
 export type Runtime = "node" | "bun" | "deno";
 
@@ -26,7 +27,6 @@ export function testRuntimes(): Runtime[] {
 }
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const BIN = (name: string) => join(ROOT, "node_modules", ".bin", name);
 
 /** A free TCP port on loopback. */
 export function freePort(): Promise<number> {
@@ -62,14 +62,14 @@ export interface StartOptions {
 function command(runtime: Runtime): [string, string[]] {
   switch (runtime) {
     case "node":
-      // Node itself with tsx's loader, not the tsx CLI: that one runs Herald in a child process of its
-      // own, so a SIGKILL (which it cannot relay) would kill the wrapper and leave Herald running.
-      return [process.execPath, ["--import", "tsx", join(ROOT, "src/main/main.node.ts")]];
+      // Node runs the TypeScript itself (type stripping), as `npm start` does: Herald is this very
+      // process, so a SIGKILL reaches it and not a wrapper.
+      return [process.execPath, [join(ROOT, "src/main/main.node.ts")]];
     case "bun":
-      return [BIN("bun"), [join(ROOT, "src/main/main.bun.ts")]];
+      return [runtimeBin("bun"), [join(ROOT, "src/main/main.bun.ts")]];
     case "deno":
       return [
-        BIN("deno"),
+        runtimeBin("deno"),
         ["run", "--allow-all", "--node-modules-dir=manual", join(ROOT, "src/main/main.deno.ts")],
       ];
   }

@@ -17,13 +17,14 @@ export async function startSqs(own = false): Promise<BrokerServer> {
 }
 
 export class SqsError extends Error {
-  constructor(
-    readonly action: string,
-    readonly status: number,
-    readonly type: string,
-    message: string,
-  ) {
+  readonly action: string;
+  readonly status: number;
+  readonly type: string;
+  constructor(action: string, status: number, type: string, message: string) {
     super(`${action}: ${status} ${type}: ${message}`);
+    this.action = action;
+    this.status = status;
+    this.type = type;
   }
 }
 

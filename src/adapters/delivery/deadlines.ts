@@ -2,10 +2,9 @@
 export class Deadline {
   private onExpire: (() => void) | null;
 
-  constructor(
-    readonly at: number,
-    onExpire: () => void,
-  ) {
+  readonly at: number;
+  constructor(at: number, onExpire: () => void) {
+    this.at = at;
     this.onExpire = onExpire;
   }
 
@@ -37,10 +36,12 @@ export class DeadlineQueue {
   private head = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(
-    private readonly limitMs: number,
-    private readonly now: () => number = () => performance.now(),
-  ) {}
+  private readonly limitMs: number;
+  private readonly now: () => number;
+  constructor(limitMs: number, now: () => number = () => performance.now()) {
+    this.limitMs = limitMs;
+    this.now = now;
+  }
 
   /** Watches an exchange starting now; `onExpire` runs once its limit passes unless it settles first. */
   watch(onExpire: () => void): Deadline {

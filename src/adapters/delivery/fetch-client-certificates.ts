@@ -60,7 +60,10 @@ export function fetchClientCertificates(runtime: typeof globalThis = globalThis)
 class SharedClient implements Closable {
   private inFlight = 0;
   private retired = false;
-  constructor(readonly client: DenoHttpClient) {}
+  readonly client: DenoHttpClient;
+  constructor(client: DenoHttpClient) {
+    this.client = client;
+  }
 
   use(): void {
     this.inFlight += 1;

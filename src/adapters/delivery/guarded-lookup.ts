@@ -8,11 +8,12 @@ export const BLOCKED_ADDRESS_CODE = "EBLOCKEDADDRESS";
 
 export class BlockedAddressError extends Error {
   readonly code = BLOCKED_ADDRESS_CODE;
-  constructor(
-    readonly hostname: string,
-    readonly address: string,
-  ) {
+  readonly hostname: string;
+  readonly address: string;
+  constructor(hostname: string, address: string) {
     super(`delivery to ${hostname} refused: ${address} is not a public address`);
+    this.hostname = hostname;
+    this.address = address;
     this.name = "BlockedAddressError";
   }
 }

@@ -18,10 +18,12 @@ export interface Closable {
 export class IdentityPools<P extends Closable> {
   private readonly pools = new Map<string, P>();
 
-  constructor(
-    private readonly make: (identity: ClientIdentity) => P,
-    private readonly limit = IDENTITY_POOL_LIMIT,
-  ) {}
+  private readonly make: (identity: ClientIdentity) => P;
+  private readonly limit: number;
+  constructor(make: (identity: ClientIdentity) => P, limit = IDENTITY_POOL_LIMIT) {
+    this.make = make;
+    this.limit = limit;
+  }
 
   /** The pool of this identity. */
   get(identity: ClientIdentity): P {

@@ -41,8 +41,10 @@ export class BodyPrefix {
   private readonly buf: Uint8Array;
   private size = 0;
   truncated = false;
+  private readonly limit: number;
 
-  constructor(private readonly limit = RESPONSE_BODY_LIMIT) {
+  constructor(limit = RESPONSE_BODY_LIMIT) {
+    this.limit = limit;
     this.buf = new Uint8Array(limit);
   }
 

@@ -25,11 +25,10 @@ export const PROXY_TIMEOUT_CODE = "EPROXYTIMEOUT";
  */
 export class ProxyRefusedError extends Error {
   readonly code: string;
-  constructor(
-    readonly status: number,
-    authority: string,
-  ) {
+  readonly status: number;
+  constructor(status: number, authority: string) {
     super(`the egress proxy answered ${status} to CONNECT ${authority}`);
+    this.status = status;
     this.name = "ProxyRefusedError";
     this.code = status === 504 ? PROXY_TIMEOUT_CODE : PROXY_REFUSED_CODE;
   }

@@ -177,10 +177,12 @@ class Exchange implements Dispatcher.DispatchHandler {
   private timedOut = false;
   private settled = false;
 
-  constructor(
-    private readonly start: number,
-    private readonly done: (outcome: SendOutcome) => void,
-  ) {}
+  private readonly start: number;
+  private readonly done: (outcome: SendOutcome) => void;
+  constructor(start: number, done: (outcome: SendOutcome) => void) {
+    this.start = start;
+    this.done = done;
+  }
 
   /** The shared deadline passed: abort whatever stage the exchange is in. */
   timeout() {

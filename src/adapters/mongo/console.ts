@@ -72,10 +72,12 @@ export interface RedemptionDoc {
 }
 
 export class MongoConsoleSessions implements ConsoleSessionRepository {
-  constructor(
-    private readonly col: Collection<ConsoleSessionDoc>,
-    private readonly redemptions: Collection<RedemptionDoc>,
-  ) {}
+  private readonly col: Collection<ConsoleSessionDoc>;
+  private readonly redemptions: Collection<RedemptionDoc>;
+  constructor(col: Collection<ConsoleSessionDoc>, redemptions: Collection<RedemptionDoc>) {
+    this.col = col;
+    this.redemptions = redemptions;
+  }
 
   async insert(record: ConsoleSessionRecord): Promise<void> {
     await this.col.insertOne(toDoc(record));
@@ -128,7 +130,10 @@ export class MongoConsoleSessions implements ConsoleSessionRepository {
 
 /** Delivery insights read from the deliveries collection, by its stored field names (documents.ts). */
 export class MongoDeliveryInsights implements DeliveryInsights {
-  constructor(private readonly col: Collection<DeliveryDoc>) {}
+  private readonly col: Collection<DeliveryDoc>;
+  constructor(col: Collection<DeliveryDoc>) {
+    this.col = col;
+  }
 
   private scoped(scope: Scope): Filter<DeliveryDoc> {
     return { tenant_id: scope.tenantId, project_id: scope.projectId };

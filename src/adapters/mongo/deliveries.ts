@@ -19,7 +19,9 @@ const unique = (xs: readonly string[]) => [...new Set(xs)];
 const pairKey = (eventId: string, webhookId: string) => `${eventId}/${webhookId}`;
 
 export class MongoDeliveries implements DeliveryRepository {
-  constructor(private readonly col: Collection<DeliveryDoc>) {
+  private readonly col: Collection<DeliveryDoc>;
+  constructor(col: Collection<DeliveryDoc>) {
+    this.col = col;
     this.writeResults = resultWriter(col, (ds) => this.insertMany(ds));
   }
 

@@ -25,7 +25,12 @@ const DOWNLOAD_PROBE_MS = 5_000;
 export async function startEmbeddedMongo(dataDir: string): Promise<EmbeddedMongo> {
   const dbPath = join(resolve(dataDir), "db");
   await mkdir(dbPath, { recursive: true });
-  const { MongoMemoryServer, DryMongoBinary } = await import("mongodb-memory-server");
+  const { MongoMemoryServer, DryMongoBinary } = await import("mongodb-memory-server").catch(() => {
+    // A development dependency: a production install (npm ci --omit=dev) does not have it.
+    throw new Error(
+      "The embedded MongoDB needs mongodb-memory-server, a development dependency (npm install without --omit=dev); set MONGODB_URI to a MongoDB 7+ (or FerretDB) server.",
+    );
+  });
 
   // No binary on this machine: a download is the only way, and offline it would retry with back-off
   // (or, behind a firewall that drops packets, wait a minute per attempt). Check first that the

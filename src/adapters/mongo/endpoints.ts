@@ -11,7 +11,10 @@ import { afterCursor, fetchSize, NEWEST_FIRST, toPage } from "./paging.ts";
 const scoped = (scope: Scope) => ({ tenant_id: scope.tenantId, project_id: scope.projectId });
 
 export class MongoEndpoints implements EndpointRepository {
-  constructor(private readonly col: Collection<EndpointDoc>) {}
+  private readonly col: Collection<EndpointDoc>;
+  constructor(col: Collection<EndpointDoc>) {
+    this.col = col;
+  }
 
   async listFifo(): Promise<string[]> {
     const docs = await this.col

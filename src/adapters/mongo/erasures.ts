@@ -35,7 +35,10 @@ const erasureFromDoc = (d: ErasureDoc): ErasureRecord => ({
 });
 
 export class MongoErasures implements ErasureRepository {
-  constructor(private readonly col: Collection<ErasureDoc>) {}
+  private readonly col: Collection<ErasureDoc>;
+  constructor(col: Collection<ErasureDoc>) {
+    this.col = col;
+  }
 
   async insert(record: ErasureRecord): Promise<void> {
     try {
@@ -78,7 +81,10 @@ const settingsFromDoc = (d: ProjectSettingsDoc): ProjectSettings => ({
 });
 
 export class MongoSettings implements SettingsRepository {
-  constructor(private readonly col: Collection<ProjectSettingsDoc>) {}
+  private readonly col: Collection<ProjectSettingsDoc>;
+  constructor(col: Collection<ProjectSettingsDoc>) {
+    this.col = col;
+  }
 
   async get(scope: Scope): Promise<ProjectSettings | null> {
     const doc = await this.col.findOne({ _id: idOf(scope) });

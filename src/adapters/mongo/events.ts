@@ -9,7 +9,10 @@ import { eventFromDoc, eventToDoc, inOrderOf } from "./mappers.ts";
 const OLDEST_FIRST = { created_at: 1, _id: 1 } as const;
 
 export class MongoEvents implements EventRepository {
-  constructor(private readonly col: Collection<EventDoc>) {}
+  private readonly col: Collection<EventDoc>;
+  constructor(col: Collection<EventDoc>) {
+    this.col = col;
+  }
 
   /** Concurrent publishes' events go as one unordered insert (natural-batch.ts); `false` is a duplicate id. */
   private readonly insertBatched = naturalBatch<StoredEvent, boolean>(

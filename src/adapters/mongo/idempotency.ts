@@ -8,7 +8,10 @@ import { idempotencyFromDoc, idempotencyToDoc } from "./mappers.ts";
 const ATTEMPTS = 3;
 
 export class MongoIdempotency implements IdempotencyRepository {
-  constructor(private readonly col: Collection<IdempotencyDoc>) {}
+  private readonly col: Collection<IdempotencyDoc>;
+  constructor(col: Collection<IdempotencyDoc>) {
+    this.col = col;
+  }
 
   /**
    * One upsert that only matches an expired record: it writes a new key or replaces an expired one.

@@ -13,11 +13,13 @@ const EPOCH = new Date(0);
 export class MongoShards implements ShardRepository {
   /** No session outlives its connection usably here (no locks, no transactions on FerretDB v1): heartbeats. */
   readonly liveness: Liveness = "heartbeat";
+  private readonly leases: Collection<ShardLeaseDoc>;
+  private readonly processes: Collection<ProcessDoc>;
 
-  constructor(
-    private readonly leases: Collection<ShardLeaseDoc>,
-    private readonly processes: Collection<ProcessDoc>,
-  ) {}
+  constructor(leases: Collection<ShardLeaseDoc>, processes: Collection<ProcessDoc>) {
+    this.leases = leases;
+    this.processes = processes;
+  }
 
   async hold(): Promise<boolean> {
     return true;

@@ -5,7 +5,10 @@ import type { TokenDoc } from "./documents.ts";
 import { tokenFromDoc, tokenToDoc } from "./mappers.ts";
 
 export class MongoTokens implements TokenRepository {
-  constructor(private readonly col: Collection<TokenDoc>) {}
+  private readonly col: Collection<TokenDoc>;
+  constructor(col: Collection<TokenDoc>) {
+    this.col = col;
+  }
 
   async insert(token: TokenRecord): Promise<void> {
     await this.col.insertOne(tokenToDoc(token));

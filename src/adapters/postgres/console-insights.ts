@@ -30,7 +30,10 @@ const ATTEMPT_WINDOW_MS = 60_000;
  * - The due backlog: `deliveries_due`, or `deliveries_webhook_pending` for some endpoints.
  */
 export class PostgresDeliveryInsights implements DeliveryInsights {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   private scoped(scope: Scope, alias: Fragment): Fragment {
     return this.sql`${alias}.tenant_id = ${scope.tenantId} AND ${alias}.project_id = ${scope.projectId}`;

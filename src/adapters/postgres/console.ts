@@ -42,7 +42,10 @@ const fromRow = (r: SessionRow): ConsoleSessionRecord => ({
 });
 
 export class PostgresConsoleSessions implements ConsoleSessionRepository {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   async insert(r: ConsoleSessionRecord): Promise<void> {
     const sql = this.sql;

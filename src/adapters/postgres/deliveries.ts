@@ -33,10 +33,9 @@ export interface PostgresDeliveriesOptions {
 export class PostgresDeliveries implements DeliveryRepository {
   private readonly deleteBatch: number;
 
-  constructor(
-    private readonly sql: Sql,
-    options: PostgresDeliveriesOptions = {},
-  ) {
+  private readonly sql: Sql;
+  constructor(sql: Sql, options: PostgresDeliveriesOptions = {}) {
+    this.sql = sql;
     this.deleteBatch = options.deleteBatch ?? DELETE_BATCH;
   }
 

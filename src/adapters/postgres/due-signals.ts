@@ -33,10 +33,12 @@ export class PostgresDueSignals implements DueSignals {
   private sending = false;
 
   /** `channel` checks the listening connection this shares (the read cache's heartbeat, ADR 18). */
-  constructor(
-    private readonly sql: Sql,
-    private readonly channel: { readonly listening: boolean },
-  ) {}
+  private readonly sql: Sql;
+  private readonly channel: { readonly listening: boolean };
+  constructor(sql: Sql, channel: { readonly listening: boolean }) {
+    this.sql = sql;
+    this.channel = channel;
+  }
 
   get live(): boolean {
     return this.channel.listening;

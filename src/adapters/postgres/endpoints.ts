@@ -15,10 +15,12 @@ import {
 
 export class PostgresEndpoints implements EndpointRepository {
   /** `cache` keeps each project's subscribers of a type between publishes (ADR 18 says how it stays right). */
-  constructor(
-    private readonly sql: Sql,
-    private readonly cache: ReadCache | null = null,
-  ) {}
+  private readonly sql: Sql;
+  private readonly cache: ReadCache | null;
+  constructor(sql: Sql, cache: ReadCache | null = null) {
+    this.sql = sql;
+    this.cache = cache;
+  }
 
   /**
    * After a write that changed `rows` rows: this process's cached fan-outs go at once, other processes' when

@@ -17,7 +17,10 @@ import {
 } from "./rows/erasures.ts";
 
 export class PostgresErasures implements ErasureRepository {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   async insert(record: ErasureRecord): Promise<void> {
     // A repeat of the same insert (a retried request) leaves the first one.
@@ -51,7 +54,10 @@ export class PostgresErasures implements ErasureRepository {
 }
 
 export class PostgresSettings implements SettingsRepository {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   async get(scope: Scope): Promise<ProjectSettings | null> {
     const [row] = await this.sql<ProjectSettingsRow[]>`

@@ -23,10 +23,9 @@ export class PostgresEvents implements EventRepository {
   private readonly publishBatched: (p: Publish) => Promise<boolean>;
 
   /** `batching`: how concurrent publishes are grouped into one statement (natural-batch.ts). */
-  constructor(
-    private readonly sql: Sql,
-    batching: NaturalBatchOptions = PUBLISH_BATCHING,
-  ) {
+  private readonly sql: Sql;
+  constructor(sql: Sql, batching: NaturalBatchOptions = PUBLISH_BATCHING) {
+    this.sql = sql;
     this.publishBatched = naturalBatch((calls: readonly Publish[]) => this.write(calls), batching);
   }
 

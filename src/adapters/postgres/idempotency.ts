@@ -7,7 +7,10 @@ import { type IdempotencyRow, idempotencyFromRow } from "./rows/tokens.ts";
 const ATTEMPTS = 3;
 
 export class PostgresIdempotency implements IdempotencyRepository {
-  constructor(private readonly sql: Sql) {}
+  private readonly sql: Sql;
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
 
   /**
    * One upsert that writes a new key or replaces an expired record, and answers nothing when a live record

@@ -23,7 +23,10 @@ export class ProcessLocks {
   private readonly lastKey = new Map<string, string>();
   private client: Sql | null = null;
 
-  constructor(private readonly open: () => Sql) {}
+  private readonly open: () => Sql;
+  constructor(open: () => Sql) {
+    this.open = open;
+  }
 
   /** See ShardRepository.hold. */
   async hold(processId: string): Promise<boolean> {

@@ -53,10 +53,12 @@ export class ReadCache {
   private lastBeatAt = Number.NEGATIVE_INFINITY;
   private closed = false;
 
-  constructor(
-    private readonly sql: Sql,
-    private readonly clock: () => number = () => performance.now(),
-  ) {}
+  private readonly sql: Sql;
+  private readonly clock: () => number;
+  constructor(sql: Sql, clock: () => number = () => performance.now()) {
+    this.sql = sql;
+    this.clock = clock;
+  }
 
   /**
    * Whether notifications are known to arrive now: the LISTEN answered and no heartbeat went unanswered

@@ -22,11 +22,9 @@ export class PostgresShards implements ShardRepository {
    * `lockClient` opens the one-connection client that holds this process's lock; without it (a client
    * that cannot be reopened) the heartbeat goes with the leases, as on the memory store.
    */
-  constructor(
-    private readonly sql: Sql,
-    sole = false,
-    lockClient: (() => Sql) | null = null,
-  ) {
+  private readonly sql: Sql;
+  constructor(sql: Sql, sole = false, lockClient: (() => Sql) | null = null) {
+    this.sql = sql;
     this.liveness = sole ? "sole" : lockClient ? "session" : "lease";
     this.locks = new ProcessLocks(lockClient ?? (() => sql));
   }

@@ -5,10 +5,12 @@ import { type TokenRow, tokenFromRow, tokenToRow } from "./rows/tokens.ts";
 
 export class PostgresTokens implements TokenRepository {
   /** `cache` keeps found tokens between requests (ADR 18 says how long a revoke may take elsewhere). */
-  constructor(
-    private readonly sql: Sql,
-    private readonly cache: ReadCache | null = null,
-  ) {}
+  private readonly sql: Sql;
+  private readonly cache: ReadCache | null;
+  constructor(sql: Sql, cache: ReadCache | null = null) {
+    this.sql = sql;
+    this.cache = cache;
+  }
 
   async insert(token: TokenRecord): Promise<void> {
     await this.sql`INSERT INTO tokens ${this.sql(tokenToRow(token))}`;

@@ -7,13 +7,14 @@ import { nodeHmac } from "../../../src/adapters/delivery/node-hmac.ts";
 import { deliveryHeaders } from "../../../src/adapters/delivery/outcome.ts";
 import { signedHeaders } from "../../../src/domain/signature-scheme.ts";
 import { ed25519PublicKey, newEd25519Secret } from "../../../src/domain/standard-webhooks-ed25519.ts";
+import { runtimeBin } from "../../support/runtimes.ts";
 
 // Web Crypto Ed25519 on the runtimes Herald runs on: Bun and Deno sign exactly the bytes Node signs
 // (Ed25519 is deterministic), derive the same public key, and the TypeScript verifier runs there too.
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const fixture = fileURLToPath(new URL("./fixtures/ed25519-sign.ts", import.meta.url));
-const bin = (name: string) => `${root}node_modules/.bin/${name}`;
+const bin = (name: "bun" | "deno") => runtimeBin(name);
 
 const RUNTIMES = [
   { name: "bun", args: [fixture] },

@@ -45,7 +45,10 @@ afterAll(async () => {
 describe.each(RUNTIMES)("createFetchSender on $name", (runtime) => {
   // Bun and Deno are devDependencies, so `npm install` provides them; a missing binary is a failure, not a skip.
   it("delivers, verifies and classifies like the Node sender", async () => {
-    expect(runs(runtime.name), `${runtime.name} binary from node_modules/.bin does not run`).toBe(true);
+    expect(
+      runs(runtime.name),
+      `${runtime.name} binary from runtimes/bun-deno (npm run test:all installs it) does not run`,
+    ).toBe(true);
     const port = await closedPort();
     const cases = [
       { url: `${rx.origin}/webhook` },

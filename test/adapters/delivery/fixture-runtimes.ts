@@ -2,13 +2,15 @@ import { execFile, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { SendOutcome } from "../../../src/domain/delivery.ts";
+import { runtimeBin } from "../../support/runtimes.ts";
 
 // Runs a sender fixture (fixtures/*.ts) on Bun and Deno in child processes, with the test CA trusted each
 // runtime's own way (Bun: NODE_EXTRA_CA_CERTS; Deno: DENO_CERT). Shared by the *-runtimes.test.ts files.
 export const run = promisify(execFile);
 export const root = fileURLToPath(new URL("../../../", import.meta.url));
-export const bin = (name: string) => `${root}node_modules/.bin/${name}`;
-export const runs = (name: string) => spawnSync(bin(name), ["--version"], { timeout: 20_000 }).status === 0;
+export const bin = (name: "bun" | "deno") => runtimeBin(name);
+export const runs = (name: "bun" | "deno") =>
+  spawnSync(bin(name), ["--version"], { timeout: 20_000 }).status === 0;
 
 /** Bun and Deno, each with the arguments that run `fixture` (a path) and the variables that trust a CA. */
 export function fixtureRuntimes(fixture: string) {

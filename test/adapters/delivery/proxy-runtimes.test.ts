@@ -40,7 +40,10 @@ afterAll(async () => {
 
 describe.each(RUNTIMES)("createFetchSender through an egress proxy on $name", (runtime) => {
   it("tunnels to the checked address, verifies the original host, refuses private names first", async () => {
-    expect(runs(runtime.name), `${runtime.name} binary from node_modules/.bin does not run`).toBe(true);
+    expect(
+      runs(runtime.name),
+      `${runtime.name} binary from runtimes/bun-deno (npm run test:all installs it) does not run`,
+    ).toBe(true);
     const proxy = `http://herald:s3cret@127.0.0.1:${px.port}`;
     const local = { localhost: ["127.0.0.1"], "wrong-name.test": ["127.0.0.1"] };
     const cases = [

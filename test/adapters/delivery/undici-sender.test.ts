@@ -402,7 +402,7 @@ describe("createUndiciSender: the runtime's trust store", () => {
   async function sendFromChild(url: string, env: Record<string, string>) {
     const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
     if (!("NODE_EXTRA_CA_CERTS" in env)) delete childEnv.NODE_EXTRA_CA_CERTS;
-    const { stdout } = await run(process.execPath, ["--import", "tsx", fixture, url, SECRET], {
+    const { stdout } = await run(process.execPath, [fixture, url, SECRET], {
       env: childEnv,
       timeout: PATIENCE_MS,
     });

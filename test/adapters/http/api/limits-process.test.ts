@@ -70,7 +70,7 @@ describe("limits in a real Herald process", () => {
   });
 
   it("an empty HERALD_RETRY_SCHEDULE stops the process with one line naming it and the way to turn retries off", () => {
-    const run = spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "src/main/main.node.ts")], {
+    const run = spawnSync(process.execPath, [join(ROOT, "src/main/main.node.ts")], {
       cwd: ROOT,
       env: { ...process.env, HERALD_RETRY_SCHEDULE: "", PORT: "0", HOST: "127.0.0.1" },
       encoding: "utf8",
