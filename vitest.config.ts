@@ -12,6 +12,9 @@ export const SLOW = [
   "test/adapters/http/console/browser.test.ts",
   "test/adapters/http/console/runtimes.test.ts",
   "**/*-runtimes.test.ts",
+  "test/brokers/**",
+  "test/bench/**",
+  "**/*-mongo.test.ts",
 ];
 
 /**

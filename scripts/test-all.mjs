@@ -1,5 +1,5 @@
 // `npm run test:all`: every test file (npm test's and the SLOW ones of vitest.config.ts) in one vitest run
-// with MongoDB, Chromium, Bun and Deno, then the runtime-sensitive suites again on Node 22 (ADR 23, 25).
+// with MongoDB, Chromium, Bun and Deno, then the runtime-sensitive suites again on Node 22 (ADR 23, 26).
 // It installs the runtimes itself (runtimes/node22, runtimes/bun-deno: scripts/install-runtimes.mjs) and
 // builds FerretDB when `go` can (scripts/ferretdb.sh bin). A tool it cannot have is named in one line
 // with how to get it; locally the files that need it are left out and the run goes on, in CI
@@ -34,6 +34,8 @@ const NEEDS = {
     "test/adapters/mongo/**",
     "test/e2e/database-outage.test.ts",
     "test/e2e/backend-kill-ferretdb.test.ts",
+    "test/e2e/delivery-crash-ferretdb.test.ts",
+    "**/*-mongo.test.ts",
   ],
   chromium: ["test/adapters/http/console/browser.test.ts"],
   "bun-deno": ["**/*-runtimes.test.ts", "test/adapters/http/console/runtimes.test.ts"],
