@@ -1,0 +1,115 @@
+import { StoreUnavailableError } from "../../app/ports/store.ts";
+
+/** How long a statement waits before it asks whether the database answers at all. */
+export const STALL_MS = 500;
+/** How long that question (a `SELECT 1`) may take before the answer is "no". */
+export const PROBE_DEADLINE_MS = 1_000;
+
+export interface StallWatchOptions {
+  /** Resolves when the database answers a trivial statement within `deadlineMs`, rejects otherwise. */
+  probe(deadlineMs: number): Promise<void>;
+  stallMs?: number;
+  probeDeadlineMs?: number;
+  now?: () => number;
+  /** Told of every call's and probe's outcome: null when it succeeded, else its error. */
+  onOutcome?: (error: unknown) => void;
+}
+
+/**
+ * Answers a statement that waits on a database that has stopped answering, instead of letting it wait
+ * (docs/adr/0010-database-outages.md). postgres.js gives a statement no deadline of its own while it waits
+ * for a connection: one queued behind a statement on a silent connection, or riding a connection that
+ * keeps reconnecting to a proxy whose database is gone, waits as long as the outage (and a publish with
+ * it). Once a call has waited `stallMs`, and nothing has succeeded for as long, one probe asks the pool
+ * for `SELECT 1`; if that fails or takes longer than `probeDeadlineMs`, every such call is answered
+ * StoreUnavailableError (503, try again) at once. A statement that is only slow is never given up while
+ * the database answers: other calls' successes, or the probe, say so, and it keeps waiting (its bound is
+ * the server's statement_timeout). A given-up statement may still complete later, as one cut by a reset
+ * may have: callers treat 503 as "not known to be done", which is what a retry with its Idempotency-Key is for.
+ */
+export function stallWatch(options: StallWatchOptions) {
+  const stallMs = options.stallMs ?? STALL_MS;
+  const probeDeadlineMs = options.probeDeadlineMs ?? PROBE_DEADLINE_MS;
+  const now = options.now ?? (() => Date.now());
+  let lastSuccess = Number.NEGATIVE_INFINITY;
+  let probing: Promise<boolean> | null = null;
+
+  /** Whether the database answers: one probe at a time, shared by every call that asks meanwhile. */
+  const answers = (): Promise<boolean> => {
+    if (!probing) {
+      const answer = options.probe(probeDeadlineMs).then(
+        () => {
+          lastSuccess = Math.max(lastSuccess, now());
+          options.onOutcome?.(null);
+          return true;
+        },
+        (e: unknown) => {
+          options.onOutcome?.(e);
+          return false;
+        },
+      );
+      probing = answer;
+      void answer.finally(() => {
+        probing = null;
+      });
+    }
+    return probing;
+  };
+
+  return {
+    /** Runs `call`; rejects with StoreUnavailableError if it waits on a database that answers nothing. */
+    run<T>(call: () => Promise<T>): Promise<T> {
+      const started = now();
+      return new Promise<T>((resolve, reject) => {
+        let settled = false;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const check = async () => {
+          if (settled) return;
+          if (now() - lastSuccess >= stallMs && !(await answers())) {
+            if (settled) return;
+            settled = true;
+            const waited = now() - started;
+            const e = new StoreUnavailableError(
+              `the database answered nothing for ${waited} ms: gave up waiting`,
+            );
+            options.onOutcome?.(e);
+            reject(e);
+            return;
+          }
+          if (!settled) arm();
+        };
+        const arm = () => {
+          timer = setTimeout(() => void check(), stallMs);
+          (timer as { unref?: () => void }).unref?.();
+        };
+        arm();
+        Promise.resolve()
+          .then(call)
+          .then(
+            (value) => {
+              lastSuccess = Math.max(lastSuccess, now());
+              options.onOutcome?.(null);
+              if (settled) return;
+              settled = true;
+              clearTimeout(timer);
+              resolve(value);
+            },
+            (e: unknown) => {
+              options.onOutcome?.(e);
+              if (settled) return;
+              settled = true;
+              clearTimeout(timer);
+              reject(e);
+            },
+          );
+      });
+    },
+    /** Something else (the readiness ping) saw the database answer. */
+    noteSuccess(): void {
+      lastSuccess = Math.max(lastSuccess, now());
+      options.onOutcome?.(null);
+    },
+  };
+}
+
+export type StallWatch = ReturnType<typeof stallWatch>;
