@@ -62,11 +62,11 @@ export interface RenewableSql {
   /** Stands for the current client: every call and property reaches whichever client is current. */
   sql: Sql;
   /**
-   * Replaces the client with a fresh one. The old one's connections are destroyed at once (statements
-   * waiting on them fail as unavailable and callers try again on new connections), or, `gently`, given
-   * 5 s to finish what they run.
+   * Replaces the client with a fresh one. The old one's connections are destroyed after `finishWithinS`
+   * (at once by default): statements still waiting on them then fail as unavailable and callers try
+   * again on new connections.
    */
-  renew(gently?: boolean): void;
+  renew(finishWithinS?: number): void;
 }
 
 /**
@@ -90,11 +90,11 @@ export function renewablePostgres(
   });
   return {
     sql,
-    renew(gently = false) {
+    renew(finishWithinS = 0) {
       const old = current;
       current = openPostgres(url, options);
       keepTypes(old, current);
-      void old.end({ timeout: gently ? 5 : 0 }).catch(() => {});
+      void old.end({ timeout: finishWithinS }).catch(() => {});
     },
   };
 }

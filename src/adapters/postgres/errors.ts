@@ -1,5 +1,5 @@
 import { StoreUnavailableError } from "../../app/ports/store.ts";
-import type { StallWatch } from "./stall.ts";
+import type { StallWatch } from "../stall-watch.ts";
 
 // What a failed statement means for the caller: the database could not be reached, restarted, is
 // starting, or refused more connections (503, try again: docs/adr/0010-database-outages.md), or the

@@ -1,6 +1,7 @@
 import type { Options, PostgresType, Sql } from "postgres";
 import type { Repositories } from "../../app/ports/store.ts";
 import { StoreUnavailableError } from "../../app/ports/store.ts";
+import { stallWatch } from "../stall-watch.ts";
 import { ReadCache } from "./cache.ts";
 import { openPostgres, renewablePostgres, typesKnown } from "./connection.ts";
 import { PostgresDeliveries } from "./deliveries.ts";
@@ -12,7 +13,6 @@ import { PostgresEvents } from "./events.ts";
 import { PostgresIdempotency } from "./idempotency.ts";
 import { migrate } from "./migrate.ts";
 import { PostgresShards } from "./shards.ts";
-import { stallWatch } from "./stall.ts";
 import { PostgresTokens } from "./tokens.ts";
 
 /** How long a readiness ping may take before the database counts as not answering. */
@@ -33,8 +33,9 @@ export function createPostgresRepositories(
   // answered 503 within about STALL_MS + PROBE_DEADLINE_MS, and so is each call of a stop.
   // Connections lost in an outage are renewed once the database answers again: postgres.js 3.4.9 can
   // leave a connection that closed with a write pending unable to send anything again (its startup
-  // message never leaves, every attempt ends in CONNECT_TIMEOUT after 3 s; ADR 10). Gently: statements
-  // running on the old connections finish.
+  // message never leaves, every attempt ends in CONNECT_TIMEOUT after 3 s; ADR 10). Statements running
+  // on the old connections get a second to finish; what still waits then (a statement on a connection
+  // silenced in the outage, which nothing else ends) fails as unavailable.
   let lost = false;
   const watch = stallWatch({
     probe: (deadlineMs) => ping(sql, deadlineMs),
@@ -43,7 +44,7 @@ export function createPostgresRepositories(
         if (isConnectionLost(e)) lost = true;
       } else if (lost) {
         lost = false;
-        renewable?.renew(true);
+        renewable?.renew(1);
       }
     },
   });
@@ -112,7 +113,9 @@ async function pingRenewing(sql: Sql, renewable: Renewable): Promise<boolean> {
   );
   const early = await Promise.race([own, after(renewable.early ? FRESH_AFTER_MS : PING_DEADLINE_MS, "slow")]);
   if (early === null) return false;
-  const fresh = openPostgres(renewable.url, { ...renewable.options, max: 1 });
+  // Never asks for the server's types (SELECT 1 needs none): ended while asking, postgres.js would reject
+  // that question with nobody listening, an unhandled rejection (connection.ts, typesKnown).
+  const fresh = openPostgres(renewable.url, { ...renewable.options, max: 1, fetch_types: false });
   try {
     const freshAnswers = ping(fresh).then(
       () => true,
@@ -145,7 +148,7 @@ async function pingRenewing(sql: Sql, renewable: Renewable): Promise<boolean> {
 interface Renewable {
   url: string;
   options: Options<Record<string, PostgresType>>;
-  renew(gently?: boolean): void;
+  renew(finishWithinS?: number): void;
   early: boolean;
 }
 

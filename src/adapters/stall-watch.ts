@@ -1,9 +1,9 @@
-import { StoreUnavailableError } from "../../app/ports/store.ts";
+import { StoreUnavailableError } from "../app/ports/store.ts";
 
-/** How long a statement waits before it asks whether the database answers at all. */
-export const STALL_MS = 500;
-/** How long that question (a `SELECT 1`) may take before the answer is "no". */
-export const PROBE_DEADLINE_MS = 1_000;
+/** How long a store call waits before it asks whether the database answers at all. */
+export const STALL_MS = 400;
+/** How long that question (a trivial command: `SELECT 1`, a ping) may take before the answer is "no". */
+export const PROBE_DEADLINE_MS = 800;
 
 export interface StallWatchOptions {
   /** Resolves when the database answers a trivial statement within `deadlineMs`, rejects otherwise. */
@@ -16,16 +16,18 @@ export interface StallWatchOptions {
 }
 
 /**
- * Answers a statement that waits on a database that has stopped answering, instead of letting it wait
- * (docs/adr/0010-database-outages.md). postgres.js gives a statement no deadline of its own while it waits
- * for a connection: one queued behind a statement on a silent connection, or riding a connection that
+ * Answers a store call that waits on a database that has stopped answering, instead of letting it wait
+ * (docs/adr/0010-database-outages.md). A driver gives a call no deadline of its own while it waits for a
+ * connection: postgres.js's call queued behind one on a silent connection, or riding a connection that
  * keeps reconnecting to a proxy whose database is gone, waits as long as the outage (and a publish with
- * it). Once a call has waited `stallMs`, and nothing has succeeded for as long, one probe asks the pool
- * for `SELECT 1`; if that fails or takes longer than `probeDeadlineMs`, every such call is answered
- * StoreUnavailableError (503, try again) at once. A statement that is only slow is never given up while
- * the database answers: other calls' successes, or the probe, say so, and it keeps waiting (its bound is
- * the server's statement_timeout). A given-up statement may still complete later, as one cut by a reset
- * may have: callers treat 503 as "not known to be done", which is what a retry with its Idempotency-Key is for.
+ * it); the MongoDB driver's waits up to its wait-queue timeout (10 s) for a pool whose connections are
+ * all held. Once a call has waited `stallMs`, and nothing has succeeded for as long, one probe asks the
+ * database for a trivial answer; if that fails or takes longer than `probeDeadlineMs`, every such call is
+ * answered StoreUnavailableError (503, try again) at once. A call that is only slow is never given up
+ * while the database answers: other calls' successes, or the probe, say so, and it keeps waiting (its
+ * bound is the store's own: statement_timeout, the socket timeout). A given-up call may still complete
+ * later, as one cut by a reset may have: callers treat 503 as "not known to be done", which is what a
+ * retry with its Idempotency-Key is for.
  */
 export function stallWatch(options: StallWatchOptions) {
   const stallMs = options.stallMs ?? STALL_MS;
@@ -83,25 +85,30 @@ export function stallWatch(options: StallWatchOptions) {
           (timer as { unref?: () => void }).unref?.();
         };
         arm();
-        Promise.resolve()
-          .then(call)
-          .then(
-            (value) => {
-              lastSuccess = Math.max(lastSuccess, now());
-              options.onOutcome?.(null);
-              if (settled) return;
-              settled = true;
-              clearTimeout(timer);
-              resolve(value);
-            },
-            (e: unknown) => {
-              options.onOutcome?.(e);
-              if (settled) return;
-              settled = true;
-              clearTimeout(timer);
-              reject(e);
-            },
-          );
+        // Started at once, as without the watch: a caller may count on what the call does synchronously.
+        let running: Promise<T>;
+        try {
+          running = call();
+        } catch (e) {
+          running = Promise.reject(e);
+        }
+        running.then(
+          (value) => {
+            lastSuccess = Math.max(lastSuccess, now());
+            options.onOutcome?.(null);
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            resolve(value);
+          },
+          (e: unknown) => {
+            options.onOutcome?.(e);
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            reject(e);
+          },
+        );
       });
     },
     /** Something else (the readiness ping) saw the database answer. */

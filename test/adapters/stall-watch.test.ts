@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { stallWatch } from "../../../src/adapters/postgres/stall.ts";
-import { StoreUnavailableError } from "../../../src/app/ports/store.ts";
+import { stallWatch } from "../../src/adapters/stall-watch.ts";
+import { StoreUnavailableError } from "../../src/app/ports/store.ts";
 
 // The stall watch on a fake clock: a call waiting on a database that answers nothing is answered
 // StoreUnavailableError after it stalled and one probe failed; a call that is only slow is never given
