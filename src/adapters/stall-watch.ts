@@ -13,6 +13,11 @@ export interface StallWatchOptions {
   now?: () => number;
   /** Told of every call's and probe's outcome: null when it succeeded, else its error. */
   onOutcome?: (error: unknown) => void;
+  /**
+   * Told once per probe that said "no", before the calls waiting on it are answered: the place to drop
+   * what those calls left queued in the driver, so that it cannot run after they were answered 503.
+   */
+  onUnanswered?: () => void;
 }
 
 /**
@@ -47,6 +52,7 @@ export function stallWatch(options: StallWatchOptions) {
         },
         (e: unknown) => {
           options.onOutcome?.(e);
+          options.onUnanswered?.();
           return false;
         },
       );

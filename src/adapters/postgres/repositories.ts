@@ -29,8 +29,8 @@ export function createPostgresRepositories(
   cache: ReadCache | null = null,
 ): Repositories {
   const deliveries = new PostgresDeliveries(sql);
-  // No repository call waits on a database that answers nothing (stall.ts): a publish in an outage is
-  // answered 503 within about STALL_MS + PROBE_DEADLINE_MS, and so is each call of a stop.
+  // No repository call waits on a database that answers nothing (stall-watch.ts): a publish in an outage
+  // is answered 503 within about STALL_MS + PROBE_DEADLINE_MS, and so is each call of a stop.
   // Connections lost in an outage are renewed once the database answers again: postgres.js 3.4.9 can
   // leave a connection that closed with a write pending unable to send anything again (its startup
   // message never leaves, every attempt ends in CONNECT_TIMEOUT after 3 s; ADR 10). Statements running
@@ -39,6 +39,14 @@ export function createPostgresRepositories(
   let lost = false;
   const watch = stallWatch({
     probe: (deadlineMs) => ping(sql, deadlineMs),
+    // The calls about to be answered 503 may have statements queued in postgres.js, on a connection that
+    // keeps reconnecting: they would run once the database is back, after their caller was told "not
+    // done" (a publish then stored after its 503). A new client, with the old one's connections destroyed
+    // now, leaves them nothing to run on; and each call goes to a fresh connection when it answers again.
+    onUnanswered: () => {
+      lost = false;
+      renewable?.renew();
+    },
     onOutcome: (e) => {
       if (e !== null) {
         if (isConnectionLost(e)) lost = true;

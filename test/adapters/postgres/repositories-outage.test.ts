@@ -6,6 +6,7 @@ import {
   type PostgresConnection,
 } from "../../../src/adapters/postgres/repositories.ts";
 import { StoreUnavailableError } from "../../../src/app/ports/store.ts";
+import { aToken, newScope } from "../../app/ports/fixtures.ts";
 import { freePort } from "../../support/herald-process.ts";
 import { PATIENCE_MS } from "../../support/patience.ts";
 import { describeOnServer, type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
@@ -97,7 +98,7 @@ describeOnServer("PostgreSQL repositories through a database outage", () => {
     );
   });
 
-  it("answers a call at once when its database is gone behind a proxy that accepts and closes", async () => {
+  it("answers a call at once when its database is gone behind a proxy that accepts and closes, and a write it answered 503 is never stored", async () => {
     await c.repositories.ping();
     // The proxy still accepts, then closes each connection, as a proxy whose database stopped does:
     // postgres.js takes a clean close while connecting as a reason to try again, for as long as it lasts,
@@ -105,8 +106,12 @@ describeOnServer("PostgreSQL repositories through a database outage", () => {
     proxy.retarget({ host: "127.0.0.1", port: await freePort() });
     await proxy.cut("reset");
     await proxy.restore();
+    const token = aToken(newScope());
     try {
+      // The first attempt may meet the reset of a write in flight, and fail at once.
+      expect(await outcome(c.repositories.shards.heads())).toBeInstanceOf(StoreUnavailableError);
       const calls = await Promise.all([
+        outcome(c.repositories.tokens.insert(token)),
         outcome(c.repositories.shards.heads()),
         outcome(c.repositories.tokens.list()),
         outcome(c.repositories.ping()),
@@ -114,10 +119,18 @@ describeOnServer("PostgreSQL repositories through a database outage", () => {
       for (const got of calls) {
         expect(got, "answered while the database is away").toBeInstanceOf(StoreUnavailableError);
       }
+      // The insert waited on a connection that kept reconnecting, and the watch answered it.
+      expect((calls[0] as Error).message).toMatch(
+        /^the database answered nothing for \d+ ms: gave up waiting$/,
+      );
     } finally {
       proxy.retarget(target);
     }
     await expect(c.repositories.ping()).resolves.toBeUndefined();
     await expect(c.repositories.shards.heads()).resolves.toBeInstanceOf(Array);
+    // The insert answered 503 stayed queued in the driver on a connection that kept reconnecting; left
+    // there, it would have run as soon as the database answered (a publish stored after its 503).
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await c.repositories.tokens.findByHash(token.hash)).toBeNull();
   });
 });
