@@ -44,6 +44,7 @@ export function stallWatch(options: StallWatchOptions) {
   /** Whether the database answers: one probe at a time, shared by every call that asks meanwhile. */
   const answers = (): Promise<boolean> => {
     if (!probing) {
+      const startedAt = now();
       const answer = options.probe(probeDeadlineMs).then(
         () => {
           lastSuccess = Math.max(lastSuccess, now());
@@ -51,6 +52,9 @@ export function stallWatch(options: StallWatchOptions) {
           return true;
         },
         (e: unknown) => {
+          // A probe that began before the database came back may fail after another call got an answer:
+          // the database answers, and what waits on it now is about to be answered too.
+          if (lastSuccess >= startedAt) return true;
           options.onOutcome?.(e);
           options.onUnanswered?.();
           return false;

@@ -94,6 +94,34 @@ describe("stall watch", () => {
     expect(p.calls).toEqual([]);
   });
 
+  it("a probe that fails after another call got an answer gives nothing up: the database is back", async () => {
+    const p = controlledProbe();
+    let unanswered = 0;
+    const watch = stallWatch({ probe: p.probe, stallMs: 500, onUnanswered: () => unanswered++ });
+    let settled = false;
+    const call = watch.run(never);
+    void call.finally(() => (settled = true)).catch(() => {});
+    await vi.advanceTimersByTimeAsync(500);
+    expect(p.calls).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(100);
+    await watch.run(async () => "answered");
+    p.answer(false);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(settled).toBe(false);
+    expect(unanswered).toBe(0);
+  });
+
+  it("a probe that says no is told once, before the calls are answered", async () => {
+    const p = controlledProbe();
+    const order: string[] = [];
+    const watch = stallWatch({ probe: p.probe, stallMs: 500, onUnanswered: () => order.push("unanswered") });
+    const calls = [1, 2, 3].map(() => watch.run(never).catch(() => order.push("answered")));
+    await vi.advanceTimersByTimeAsync(500);
+    p.answer(false);
+    await Promise.all(calls);
+    expect(order).toEqual(["unanswered", "answered", "answered", "answered"]);
+  });
+
   it("calls stalled together share one probe and are all given up by it", async () => {
     const p = controlledProbe();
     const watch = stallWatch({ probe: p.probe, stallMs: 500 });
