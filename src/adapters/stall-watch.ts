@@ -88,13 +88,15 @@ export function stallWatch(options: StallWatchOptions) {
             reject(e);
             return;
           }
-          if (!settled) arm();
+          // Asked again once nothing has succeeded for stallMs: counted from the last success, so a call
+          // that began just after one is not kept waiting a whole further stallMs.
+          if (!settled) arm(Math.max(1, lastSuccess + stallMs - now()));
         };
-        const arm = () => {
-          timer = setTimeout(() => void check(), stallMs);
+        const arm = (ms: number) => {
+          timer = setTimeout(() => void check(), ms);
           (timer as { unref?: () => void }).unref?.();
         };
-        arm();
+        arm(stallMs);
         // Started at once, as without the watch: a caller may count on what the call does synchronously.
         let running: Promise<T>;
         try {

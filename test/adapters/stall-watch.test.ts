@@ -83,6 +83,18 @@ describe("stall watch", () => {
     expect(p.calls).toEqual([]);
   });
 
+  it("a call that began just after another's success is asked about stallMs after that success", async () => {
+    const p = controlledProbe();
+    const watch = stallWatch({ probe: p.probe, stallMs: 500 });
+    void watch.run(never).catch(() => {});
+    await vi.advanceTimersByTimeAsync(300);
+    await watch.run(async () => "answered");
+    await vi.advanceTimersByTimeAsync(499);
+    expect(p.calls, "not before stallMs without a success").toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(p.calls, "at 800 ms, not at 1,000").toHaveLength(1);
+  });
+
   it("a readiness ping's success counts as the database answering", async () => {
     const p = controlledProbe();
     const watch = stallWatch({ probe: p.probe, stallMs: 500 });
