@@ -1,7 +1,7 @@
 import { StoreUnavailableError } from "../app/ports/store.ts";
 
 /** How long a store call waits before it asks whether the database answers at all. */
-export const STALL_MS = 400;
+export const STALL_MS = 300;
 /** How long that question (a trivial command: `SELECT 1`, a ping) may take before the answer is "no". */
 export const PROBE_DEADLINE_MS = 800;
 
