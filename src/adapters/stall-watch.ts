@@ -3,7 +3,7 @@ import { StoreUnavailableError } from "../app/ports/store.ts";
 /** How long a store call waits before it asks whether the database answers at all. */
 export const STALL_MS = 300;
 /** How long that question (a trivial command: `SELECT 1`, a ping) may take before the answer is "no". */
-export const PROBE_DEADLINE_MS = 800;
+export const PROBE_DEADLINE_MS = 600;
 
 export interface StallWatchOptions {
   /** Resolves when the database answers a trivial statement within `deadlineMs`, rejects otherwise. */
