@@ -4,6 +4,7 @@ import { type Config, ConfigError, parseConfig } from "../app/config.ts";
 import type { Logger } from "../app/logger.ts";
 import type { Sender } from "../app/ports/sending.ts";
 import { createHerald, type Herald } from "./herald.ts";
+import { SAME_STOP_WITHIN_MS, stopSignals } from "./signals.ts";
 import { LegacyDataDirError } from "./store.ts";
 
 export interface Served {
@@ -82,19 +83,28 @@ export async function runHerald(rt: RuntimeBinding): Promise<void> {
   if (config.deliveryProxy)
     logger.info("deliveries go through an egress proxy", { proxy: config.deliveryProxy.display });
 
-  let stopping = false;
+  const stopRequest = stopSignals(() => Date.now());
   const shutdown = async (signal: string) => {
-    if (stopping) {
-      // A second signal (a second Ctrl-C) means "now": what is in flight is sent again by a later claim.
-      logger.warn("stopping at once", { signal });
-      rt.exit(1);
+    const request = stopRequest();
+    if (request === "echo") {
+      // The same Ctrl-C passed on by npm (or the group's other signal): the stop under way answers it.
+      logger.debug("stop signal repeated: the same stop", { signal, within_ms: SAME_STOP_WITHIN_MS });
+      return;
     }
-    stopping = true;
+    if (request === "now") {
+      // A second stop asked for later means "now": the shards are given back first (bounded), so the next
+      // owner need not wait out the leases; what is in flight is sent again by a later claim.
+      logger.warn("stopping at once", { signal });
+      await stopAtOnce(herald);
+      return rt.exit(1);
+    }
     logger.info("stopping", { signal });
     const graceMs = Math.min(config.deliveryTimeoutMs + 2_000, 30_000);
-    // Never hang on the way out (a client holding a connection open, a store that stopped answering).
-    const watchdog = setTimeout(() => {
+    // Never hang on the way out (a client holding a connection open, a store that stopped answering); even
+    // then the shards go back if they can.
+    const watchdog = setTimeout(async () => {
       logger.error("stop did not finish in time; exiting", { signal });
+      await stopAtOnce(herald);
       rt.exit(1);
     }, graceMs + 10_000);
     try {
@@ -110,6 +120,21 @@ export async function runHerald(rt: RuntimeBinding): Promise<void> {
   };
   rt.onSignal("SIGTERM", () => void shutdown("SIGTERM"));
   rt.onSignal("SIGINT", () => void shutdown("SIGINT"));
+}
+
+/** How long a stop "at once" may spend giving its shards back before the process exits anyway. */
+export const AT_ONCE_DEADLINE_MS = 2_000;
+
+/** Stops with no grace (the shards go back even with sends in flight), giving up after AT_ONCE_DEADLINE_MS. */
+async function stopAtOnce(herald: Herald): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    herald.stop(0).catch(() => {}),
+    new Promise<void>((r) => {
+      timer = setTimeout(r, AT_ONCE_DEADLINE_MS);
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 /** The running runtime's own version (Bun and Deno report a Node version too, so they are asked first). */

@@ -306,7 +306,11 @@ describe(`database outages: one process recovers by itself (${FERRETDB ? "own Fe
       log(
         `${accepted.size} accepted, all delivered; ${refusals.get(503) ?? 0} publishes refused with 503; ready again after: ${recoveries.join("; ")}`,
       );
-      expect(await herald.stop(PATIENCE_MS)).toBe(0);
+      const stopped = await herald.stop(PATIENCE_MS);
+      expect(
+        stopped,
+        `exit code; process output (tail):\n${herald.output().split("\n").slice(-30).join("\n")}`,
+      ).toBe(0);
     },
     PROGRESS_TEST_TIMEOUT_MS,
   );

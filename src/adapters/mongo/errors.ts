@@ -13,6 +13,7 @@ import {
 import { answerOf, StoreUnavailableError, withFailure } from "../../app/ports/store.ts";
 import type { Answer } from "../natural-batch.ts";
 import { kindOf } from "./errors-kind.ts";
+import type { StallWatch } from "../stall-watch.ts";
 
 const DUPLICATE_KEY = 11000;
 
@@ -146,14 +147,15 @@ export const BUSY_RETRY_DELAYS_MS = [10, 25, 60, 150, 400];
 /**
  * Wraps every method of a repository so driver outages surface as StoreUnavailableError, and a busy
  * store is tried again a few times first. Every repository method is safe to repeat (duplicate ids are
- * ignored, updates are guarded by state and lease owner), so repeating a whole method is too.
+ * ignored, updates are guarded by state and lease owner), so repeating a whole method is too. Given a
+ * stall watch, no call waits on a database that answers nothing (stall-watch.ts).
  */
-export function guarded<T extends object>(target: T): T {
+export function guarded<T extends object>(target: T, watch?: StallWatch): T {
   return new Proxy(target, {
     get(obj, prop, receiver) {
       const value: unknown = Reflect.get(obj, prop, receiver);
       if (typeof value !== "function") return value;
-      return async (...args: unknown[]) => {
+      const call = async (...args: unknown[]) => {
         for (let attempt = 0; ; attempt++) {
           try {
             return await value.apply(obj, args);
@@ -164,6 +166,7 @@ export function guarded<T extends object>(target: T): T {
           }
         }
       };
+      return watch ? (...args: unknown[]) => watch.run(() => call(...args)) : call;
     },
   });
 }

@@ -1,5 +1,6 @@
 import { type Db, MongoClient, type MongoClientOptions } from "mongodb";
 import { type Repositories, StoreUnavailableError } from "../../app/ports/store.ts";
+import { stallWatch } from "../stall-watch.ts";
 import { collectionsOf } from "./collections.ts";
 import { MongoDeliveries } from "./deliveries.ts";
 import { guardDriverWrites, type WriteGuard } from "./driver-write-guard.ts";
@@ -61,21 +62,30 @@ export async function createMongoRepositories(db: Db, client: MongoClient): Prom
   } catch (e) {
     throw translate(e);
   }
+  // No call waits on a database that answers nothing (stall-watch.ts): a publish in an outage, or a stop's
+  // last writes, are answered 503 within about STALL_MS + PROBE_DEADLINE_MS, not after the wait queue's 10 s.
+  const watch = stallWatch({
+    probe: async (deadlineMs) => {
+      await withDeadline(db.command({ ping: 1 }), deadlineMs);
+    },
+  });
+  const guard = <T extends object>(target: T) => guarded(target, watch);
   return {
-    endpoints: guarded(new MongoEndpoints(c.endpoints)),
-    events: guarded(new MongoEvents(c.events)),
-    deliveries: guarded(deliveries),
-    shards: guarded(new MongoShards(c.shardLeases, c.processes)),
-    tokens: guarded(new MongoTokens(c.tokens)),
-    idempotency: guarded(new MongoIdempotency(c.idempotency)),
-    erasures: guarded(new MongoErasures(c.erasures)),
-    settings: guarded(new MongoSettings(c.projectSettings)),
+    endpoints: guard(new MongoEndpoints(c.endpoints)),
+    events: guard(new MongoEvents(c.events)),
+    deliveries: guard(deliveries),
+    shards: guard(new MongoShards(c.shardLeases, c.processes)),
+    tokens: guard(new MongoTokens(c.tokens)),
+    idempotency: guard(new MongoIdempotency(c.idempotency)),
+    erasures: guard(new MongoErasures(c.erasures)),
+    settings: guard(new MongoSettings(c.projectSettings)),
     async ping() {
       try {
         await withDeadline(db.command({ ping: 1 }), PING_DEADLINE_MS);
       } catch (e) {
         throw translate(e);
       }
+      watch.noteSuccess();
     },
     async close() {
       await client.close();

@@ -10,6 +10,12 @@ export const DEFAULT_POSTGRES_OPTIONS: Options<Record<string, postgres.PostgresT
   connect_timeout: 3,
   idle_timeout: 60,
   max_lifetime: 30 * 60,
+  // Seconds before a connection that failed to connect tries again. postgres.js's own backoff counts the
+  // failures of the whole pool and grows to 10–20 s after some twenty of them, a few seconds into any
+  // outage; a statement waiting for that connection (a publish, the readiness ping) then waited it out
+  // after the database was back. A refused or reset attempt costs the server nothing, so the pool tries
+  // again every quarter of a second at most (ADR 10).
+  backoff: reconnectBackoff,
   onnotice: () => {},
   connection: {
     application_name: "herald",
@@ -33,6 +39,14 @@ export const DEFAULT_POSTGRES_OPTIONS: Options<Record<string, postgres.PostgresT
   },
 };
 
+/** Seconds before a failed connection tries again: 0.05 s after the first failure, never more than 0.25 s. */
+export function reconnectBackoff(failures: number): number {
+  return Math.min(0.05 * Math.max(1, failures), RECONNECT_AT_MOST_S);
+}
+
+/** The longest a connection waits before trying again, however long the outage. */
+export const RECONNECT_AT_MOST_S = 0.25;
+
 /** A client for the database at `url`; connections open on first use. */
 export function openPostgres(url: string, options: Options<Record<string, postgres.PostgresType>> = {}): Sql {
   return postgres(url, {
@@ -48,10 +62,11 @@ export interface RenewableSql {
   /** Stands for the current client: every call and property reaches whichever client is current. */
   sql: Sql;
   /**
-   * Replaces the client with a fresh one and destroys the old one's connections at once: statements
-   * waiting on them fail (as unavailable) and callers try again on new connections.
+   * Replaces the client with a fresh one. The old one's connections are destroyed after `finishWithinS`
+   * (at once by default): statements still waiting on them then fail as unavailable and callers try
+   * again on new connections.
    */
-  renew(): void;
+  renew(finishWithinS?: number): void;
 }
 
 /**
@@ -75,11 +90,11 @@ export function renewablePostgres(
   });
   return {
     sql,
-    renew() {
+    renew(finishWithinS = 0) {
       const old = current;
       current = openPostgres(url, options);
       keepTypes(old, current);
-      void old.end({ timeout: 0 }).catch(() => {});
+      void old.end({ timeout: finishWithinS }).catch(() => {});
     },
   };
 }

@@ -4,6 +4,7 @@ import {
   StoreUnavailableError,
   withFailure,
 } from "../../app/ports/store.ts";
+import type { StallWatch } from "../stall-watch.ts";
 
 // What a failed statement means for the caller: the database could not be reached, restarted, is
 // starting, or refused more connections (503, try again: docs/adr/0010-database-outages.md), or the
@@ -89,6 +90,22 @@ export function kindOf(e: unknown, depth = 0): StoreFailureKind | null {
 }
 
 /**
+ * True when a connection was lost or never made (as opposed to a statement the server refused): what
+ * leaves postgres.js's connections in need of renewal once the database answers again (ADR 10).
+ */
+export function isConnectionLost(e: unknown, depth = 0): boolean {
+  if (!(e instanceof Error) || depth > 3) return false;
+  if (e instanceof StoreUnavailableError && e.cause === undefined) return true; // a deadline of Herald's
+  const code = (e as { code?: unknown }).code;
+  if (
+    typeof code === "string" &&
+    (CONNECTION_CODES.has(code) || code.startsWith("08") || code.startsWith("57P"))
+  )
+    return true;
+  return e.cause !== undefined && e.cause !== e && isConnectionLost(e.cause, depth + 1);
+}
+
+/**
  * The error to rethrow: StoreUnavailableError, named for what it was (unreachable, timeout, busy), for a
  * database that cannot serve now; the error itself otherwise, marked refused or too large when the server
  * answered so about the statement (storeFailureOf reads it).
@@ -106,15 +123,19 @@ export function isUniqueViolation(e: unknown): boolean {
   return (e as { code?: unknown })?.code === "23505";
 }
 
-/** Wraps every method of a repository so outages surface as StoreUnavailableError (the edge answers 503). */
-export function guarded<T extends object>(target: T): T {
+/**
+ * Wraps every method of a repository so outages surface as StoreUnavailableError (the edge answers 503),
+ * and, given a stall watch, so no call waits on a database that has stopped answering (stall.ts).
+ */
+export function guarded<T extends object>(target: T, watch?: StallWatch): T {
   return new Proxy(target, {
     get(obj, prop, receiver) {
       const value: unknown = Reflect.get(obj, prop, receiver);
       if (typeof value !== "function") return value;
       return async (...args: unknown[]) => {
         try {
-          return await value.apply(obj, args);
+          const call = () => value.apply(obj, args) as Promise<unknown>;
+          return await (watch ? watch.run(call) : call());
         } catch (e) {
           throw translate(e);
         }

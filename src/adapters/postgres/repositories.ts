@@ -1,12 +1,13 @@
 import type { Options, PostgresType, Sql } from "postgres";
 import type { Repositories } from "../../app/ports/store.ts";
 import { StoreUnavailableError } from "../../app/ports/store.ts";
+import { stallWatch } from "../stall-watch.ts";
 import { openPostgres, renewablePostgres, typesKnown } from "./connection.ts";
 import { PostgresDeliveries } from "./deliveries.ts";
 import { PostgresDueSignals } from "./due-signals.ts";
 import { PostgresEndpoints } from "./endpoints.ts";
 import { PostgresErasures, PostgresSettings } from "./erasures.ts";
-import { guarded, translate } from "./errors.ts";
+import { guarded, isConnectionLost, translate } from "./errors.ts";
 import { PostgresEvents } from "./events.ts";
 import { PostgresIdempotency } from "./idempotency.ts";
 import { migrate } from "./migrate.ts";
@@ -16,11 +17,15 @@ import { PostgresTokens } from "./tokens.ts";
 
 /** How long a readiness ping may take before the database counts as not answering. */
 export const PING_DEADLINE_MS = 3000;
+/** How long the pool may take to answer the ping before a fresh connection is asked beside it. */
+export const FRESH_AFTER_MS = 250;
+/** How long the pool's ping must stay unanswered, while a fresh connection answered, before it is renewed. */
+export const RENEW_AFTER_MS = 500;
 
 /** The repositories over one database whose schema is up to date. Outages become StoreUnavailableError. */
 export function createPostgresRepositories(
   sql: Sql,
-  renewable?: { url: string; options: Options<Record<string, PostgresType>>; renew(): void },
+  renewable?: Renewable,
   cache: ReadCache | null = null,
   sole = false,
 ): Repositories {
@@ -30,25 +35,58 @@ export function createPostgresRepositories(
     ? () => openPostgres(renewable.url, { ...renewable.options, max: 1, idle_timeout: 0, max_lifetime: 0 })
     : null;
   const shards = new PostgresShards(sql, sole, lockClient);
-  const pinged = renewable ? () => pingRenewing(sql, renewable) : () => ping(sql);
+  // No repository call waits on a database that answers nothing (stall-watch.ts): a publish in an outage
+  // is answered 503 within about STALL_MS + PROBE_DEADLINE_MS, and so is each call of a stop.
+  // Connections lost in an outage are renewed once the database answers again: postgres.js 3.4.9 can
+  // leave a connection that closed with a write pending unable to send anything again (its startup
+  // message never leaves, every attempt ends in CONNECT_TIMEOUT after 3 s; ADR 10). Statements running
+  // on the old connections get a second to finish; what still waits then (a statement on a connection
+  // silenced in the outage, which nothing else ends) fails as unavailable.
+  let lost = false;
+  const watch = stallWatch({
+    probe: (deadlineMs) => ping(sql, deadlineMs),
+    // The calls about to be answered 503 may have statements queued in postgres.js, on a connection that
+    // keeps reconnecting: they would run once the database is back, after their caller was told "not
+    // done" (a publish then stored after its 503). A new client, with the old one's connections destroyed
+    // now, leaves them nothing to run on; and each call goes to a fresh connection when it answers again.
+    onUnanswered: () => {
+      lost = false;
+      renewable?.renew();
+    },
+    onOutcome: (e) => {
+      if (e !== null) {
+        if (isConnectionLost(e)) lost = true;
+      } else if (lost) {
+        lost = false;
+        renewable?.renew(1);
+      }
+    },
+  });
+  const pinged = renewable ? () => pingRenewing(sql, renewable) : () => ping(sql).then(() => false);
+  const guard = <T extends object>(target: T) => guarded(target, watch);
   return {
-    endpoints: guarded(new PostgresEndpoints(sql, cache)),
-    events: guarded(new PostgresEvents(sql)),
-    deliveries: guarded(deliveries),
-    shards: guarded(shards),
-    tokens: guarded(new PostgresTokens(sql, cache)),
-    idempotency: guarded(new PostgresIdempotency(sql)),
-    erasures: guarded(new PostgresErasures(sql)),
-    settings: guarded(new PostgresSettings(sql)),
+    endpoints: guard(new PostgresEndpoints(sql, cache)),
+    events: guard(new PostgresEvents(sql)),
+    deliveries: guard(deliveries),
+    shards: guard(shards),
+    tokens: guard(new PostgresTokens(sql, cache)),
+    idempotency: guard(new PostgresIdempotency(sql)),
+    erasures: guard(new PostgresErasures(sql)),
+    settings: guard(new PostgresSettings(sql)),
     // Like the cache, for a long-running server: due work stored here is announced to its shards' owners.
     ...(cache ? { due: new PostgresDueSignals(sql, cache) } : {}),
     // The ping (every 5 s, and /readyz) also checks that the cache's notifications still arrive.
-    ping: cache
-      ? async () => {
-          await pinged();
-          await cache.check();
-        }
-      : pinged,
+    ping: async () => {
+      try {
+        // A pool the ping renewed has nothing left to renew.
+        if (await pinged()) lost = false;
+      } catch (e) {
+        if (isConnectionLost(e)) lost = true;
+        throw e;
+      }
+      watch.noteSuccess();
+      await cache?.check();
+    },
     async close() {
       cache?.close();
       await shards.closeLocks();
@@ -57,14 +95,14 @@ export function createPostgresRepositories(
   };
 }
 
-/** Rejects with StoreUnavailableError unless `sql` answers within PING_DEADLINE_MS. */
-async function ping(sql: Sql): Promise<void> {
+/** Rejects with StoreUnavailableError unless `sql` answers within `deadlineMs`. */
+async function ping(sql: Sql, deadlineMs = PING_DEADLINE_MS): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     await Promise.race([
       sql`SELECT 1`,
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new StoreUnavailableError()), PING_DEADLINE_MS);
+        timer = setTimeout(() => reject(new StoreUnavailableError()), deadlineMs);
       }),
     ]);
   } catch (e) {
@@ -75,28 +113,63 @@ async function ping(sql: Sql): Promise<void> {
 }
 
 /**
- * A ping that heals a silent pool: when the process's own connections do not answer but a brand-new one
+ * A ping that heals a dead pool: when the process's own connections do not answer but a brand-new one
  * does, the database is fine and only the pool's connections are dead (a partition that dropped their
- * packets), so the pool is renewed; the next ping, and every caller, uses fresh connections.
+ * packets, a proxy that silenced them), so the pool is renewed; the next ping, and every caller, uses
+ * fresh connections. The fresh connection is asked as soon as the pool is slow (FRESH_AFTER_MS), not after
+ * the pool's whole deadline: after such an outage /readyz answers within about RENEW_AFTER_MS, not 3 s.
+ * True when it renewed the pool.
  */
-async function pingRenewing(
-  sql: Sql,
-  renewable: { url: string; options: Options<Record<string, PostgresType>>; renew(): void },
-): Promise<void> {
+async function pingRenewing(sql: Sql, renewable: Renewable): Promise<boolean> {
+  const started = Date.now();
+  const own = ping(sql).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  const early = await Promise.race([own, after(renewable.early ? FRESH_AFTER_MS : PING_DEADLINE_MS, "slow")]);
+  if (early === null) return false;
+  // Never asks for the server's types (SELECT 1 needs none): ended while asking, postgres.js would reject
+  // that question with nobody listening, an unhandled rejection (connection.ts, typesKnown).
+  const fresh = openPostgres(renewable.url, { ...renewable.options, max: 1, fetch_types: false });
   try {
-    await ping(sql);
-  } catch (own) {
-    const fresh = openPostgres(renewable.url, { ...renewable.options, max: 1 });
-    try {
-      await ping(fresh);
-    } catch {
-      throw own; // The database itself does not answer: an outage, not a dead pool.
-    } finally {
-      void fresh.end({ timeout: 0 }).catch(() => {});
+    const freshAnswers = ping(fresh).then(
+      () => true,
+      () => false,
+    );
+    const first = await Promise.race([own.then((e) => (e === null ? "own" : "own failed")), freshAnswers]);
+    if (first === "own") return false;
+    if (first === "own failed" || first === false) {
+      // One of the two failed: the other decides.
+      const e = await own;
+      if (e === null) return false;
+      if (!(await freshAnswers)) throw e; // The database itself does not answer: an outage, not a dead pool.
+    } else {
+      // Only the fresh connection answered so far: the pool gets until RENEW_AFTER_MS, as a slow one may.
+      const late = await Promise.race([
+        own,
+        after(Math.max(0, started + RENEW_AFTER_MS - Date.now()), "slow" as const),
+      ]);
+      if (late === null) return false;
     }
-    renewable.renew();
-    await ping(sql);
+  } finally {
+    void fresh.end({ timeout: 0 }).catch(() => {});
   }
+  renewable.renew();
+  await ping(sql);
+  return true;
+}
+
+/** What renews the pool; `early`: ask a fresh connection as soon as the pool is slow, not only when it failed. */
+interface Renewable {
+  url: string;
+  options: Options<Record<string, PostgresType>>;
+  renew(finishWithinS?: number): void;
+  early: boolean;
+}
+
+/** Resolves with `value` after `ms`. */
+function after<T>(ms: number, value: T): Promise<T> {
+  return new Promise((r) => setTimeout(() => r(value), ms));
 }
 
 export interface PostgresConnection {
@@ -124,11 +197,10 @@ export async function connectPostgres(
     typesKnown(sql);
     const cache = herald.cache ? new ReadCache(sql) : null;
     await cache?.start();
-    return {
-      sql,
-      cache,
-      repositories: createPostgresRepositories(sql, { url, options, renew }, cache, herald.sole),
-    };
+    // Only a server across a network has connections that go silent; the embedded database's one session
+    // serves its connections in turns, where a slow ping is a busy backend, not a dead pool.
+    const renewable = { url, options, renew, early: herald.cache === true };
+    return { sql, cache, repositories: createPostgresRepositories(sql, renewable, cache, herald.sole) };
   } catch (e) {
     await sql.end({ timeout: 1 }).catch(() => {});
     throw translate(e);
