@@ -12,8 +12,8 @@ import {
 } from "mongodb";
 import { answerOf, StoreUnavailableError, withFailure } from "../../app/ports/store.ts";
 import type { Answer } from "../natural-batch.ts";
-import { kindOf } from "./errors-kind.ts";
 import type { StallWatch } from "../stall-watch.ts";
+import { kindOf } from "./errors-kind.ts";
 
 const DUPLICATE_KEY = 11000;
 
