@@ -8,7 +8,8 @@ import type {
 import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import { afterCursor, fetchSize, newestFirst, toPage } from "./paging.ts";
-import { type DeliveryRow, deliveryColumns, deliveryFromRow, deliveryRecords, OID } from "./rows.ts";
+import { OID } from "./rows/arrays.ts";
+import { type DeliveryRow, deliveryColumns, deliveryFromRow, deliveryRecords } from "./rows/deliveries.ts";
 
 /** Rows one retention statement deletes at most: each batch is its own short transaction. */
 export const DELETE_BATCH = 10_000;

@@ -1,7 +1,8 @@
 import type { PendingQuery, Row, Sql } from "postgres";
 import type { Liveness, ShardLease, ShardRepository } from "../../app/ports/shards.ts";
 import { lockOf, ProcessLocks } from "./process-lock.ts";
-import { ints, leaseFromRow, type ShardLeaseRow, texts, times } from "./rows.ts";
+import { ints, texts, times } from "./rows/arrays.ts";
+import { leaseFromRow, type ShardLeaseRow } from "./rows/shards.ts";
 
 type LeaseKey = Pick<ShardLease, "shard" | "generation">;
 
