@@ -1,15 +1,12 @@
 import type { Collection, Db } from "mongodb";
-import type {
-  DeliveryDoc,
-  EndpointDoc,
-  ErasureDoc,
-  EventDoc,
-  IdempotencyDoc,
-  ProcessDoc,
-  ProjectSettingsDoc,
-  ShardLeaseDoc,
-  TokenDoc,
-} from "./documents.ts";
+import type { DeliveryDoc } from "./documents/deliveries.ts";
+import type { EndpointDoc } from "./documents/endpoints.ts";
+import type { ErasureDoc } from "./documents/erasures.ts";
+import type { EventDoc } from "./documents/events.ts";
+import type { IdempotencyDoc } from "./documents/idempotency.ts";
+import type { ProjectSettingsDoc } from "./documents/settings.ts";
+import type { ProcessDoc, ShardLeaseDoc } from "./documents/shards.ts";
+import type { TokenDoc } from "./documents/tokens.ts";
 
 export const COLLECTIONS = {
   endpoints: "endpoints",

@@ -11,9 +11,8 @@ import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import { COLLECTIONS } from "./collections.ts";
 import { withDeliveryFilter } from "./deliveries.ts";
-import type { DeliveryDoc } from "./documents.ts";
+import { type DeliveryDoc, deliveryFromDoc } from "./documents/deliveries.ts";
 import { guarded, isDuplicateKey, translate } from "./errors.ts";
-import { deliveryFromDoc } from "./mappers.ts";
 import { afterCursor, fetchSize, NEWEST_FIRST, toPage } from "./paging.ts";
 
 export const CONSOLE_SESSIONS = "console_sessions";
@@ -128,7 +127,7 @@ export class MongoConsoleSessions implements ConsoleSessionRepository {
   }
 }
 
-/** Delivery insights read from the deliveries collection, by its stored field names (documents.ts). */
+/** Delivery insights read from the deliveries collection, by its stored field names (documents/deliveries.ts). */
 export class MongoDeliveryInsights implements DeliveryInsights {
   private readonly col: Collection<DeliveryDoc>;
   constructor(col: Collection<DeliveryDoc>) {

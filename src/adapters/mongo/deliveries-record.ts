@@ -1,7 +1,7 @@
 import type { AnyBulkWriteOperation, Collection } from "mongodb";
 import type { AttemptResult } from "../../app/ports/deliveries.ts";
 import type { Delivery } from "../../domain/delivery.ts";
-import type { DeliveryDoc } from "./documents.ts";
+import type { DeliveryDoc } from "./documents/deliveries.ts";
 import { isTimeout } from "./errors-kind.ts";
 
 /** Results in one write command at most (as the PostgreSQL store's batches). */

@@ -10,9 +10,8 @@ import type { Delivery } from "../../domain/delivery.ts";
 import { shardOf } from "../../domain/shards.ts";
 import { naturalBatch, PUBLISH_BATCHING } from "../natural-batch.ts";
 import { resultWriter } from "./deliveries-record.ts";
-import type { DeliveryDoc } from "./documents.ts";
+import { type DeliveryDoc, deliveryFromDoc, deliveryToDoc } from "./documents/deliveries.ts";
 import { insertAnswers } from "./errors.ts";
-import { deliveryFromDoc, deliveryToDoc } from "./mappers.ts";
 import { afterCursor, fetchSize, NEWEST_FIRST, toPage } from "./paging.ts";
 
 const unique = (xs: readonly string[]) => [...new Set(xs)];

@@ -4,8 +4,13 @@ import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { DisabledReason, Endpoint } from "../../domain/endpoint.ts";
 import type { EventType } from "../../domain/event-catalog.ts";
 import { naturalBatch, PUBLISH_BATCHING } from "../natural-batch.ts";
-import type { EndpointDoc } from "./documents.ts";
-import { endpointFromDoc, endpointPatchToSet, endpointToDoc, inOrderOf } from "./mappers.ts";
+import {
+  type EndpointDoc,
+  endpointFromDoc,
+  endpointPatchToSet,
+  endpointToDoc,
+} from "./documents/endpoints.ts";
+import { inOrderOf } from "./documents/order.ts";
 import { afterCursor, fetchSize, NEWEST_FIRST, toPage } from "./paging.ts";
 
 const scoped = (scope: Scope) => ({ tenant_id: scope.tenantId, project_id: scope.projectId });

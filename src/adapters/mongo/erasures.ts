@@ -6,7 +6,8 @@ import type {
   SettingsRepository,
 } from "../../app/ports/erasures.ts";
 import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
-import type { ErasureDoc, ProjectSettingsDoc } from "./documents.ts";
+import type { ErasureDoc } from "./documents/erasures.ts";
+import type { ProjectSettingsDoc } from "./documents/settings.ts";
 import { isDuplicateKey } from "./errors.ts";
 import { afterCursor, fetchSize, NEWEST_FIRST, toPage } from "./paging.ts";
 

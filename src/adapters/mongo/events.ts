@@ -2,9 +2,9 @@ import type { Collection, Filter } from "mongodb";
 import type { EventRepository, EventSubjects, StoredEvent, SubjectMatch } from "../../app/ports/events.ts";
 import type { Scope } from "../../app/ports/paging.ts";
 import { naturalBatch, PUBLISH_BATCHING } from "../natural-batch.ts";
-import type { EventDoc } from "./documents.ts";
+import { type EventDoc, eventFromDoc, eventToDoc } from "./documents/events.ts";
+import { inOrderOf } from "./documents/order.ts";
 import { insertAnswers } from "./errors.ts";
-import { eventFromDoc, eventToDoc, inOrderOf } from "./mappers.ts";
 
 const OLDEST_FIRST = { created_at: 1, _id: 1 } as const;
 

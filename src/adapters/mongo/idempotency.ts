@@ -1,8 +1,7 @@
 import type { Collection } from "mongodb";
 import type { IdempotencyRecord, IdempotencyRepository } from "../../app/ports/tokens.ts";
-import type { IdempotencyDoc } from "./documents.ts";
+import { type IdempotencyDoc, idempotencyFromDoc, idempotencyToDoc } from "./documents/idempotency.ts";
 import { isDuplicateKey } from "./errors.ts";
-import { idempotencyFromDoc, idempotencyToDoc } from "./mappers.ts";
 
 /** Attempts of the upsert-or-read race before giving up (each loss means another writer just won). */
 const ATTEMPTS = 3;

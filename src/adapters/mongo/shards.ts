@@ -1,6 +1,6 @@
 import type { Collection } from "mongodb";
 import type { Liveness, ShardLease, ShardRepository } from "../../app/ports/shards.ts";
-import type { ProcessDoc, ShardLeaseDoc } from "./documents.ts";
+import type { ProcessDoc, ShardLeaseDoc } from "./documents/shards.ts";
 import { insertIgnoringDuplicates } from "./errors.ts";
 
 const leaseId = (shard: number, generation: number) => `${shard}:${generation}`;

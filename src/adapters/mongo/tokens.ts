@@ -1,8 +1,7 @@
 import type { Collection } from "mongodb";
 import type { TokenRecord, TokenRepository } from "../../app/ports/tokens.ts";
 import { naturalBatch, PUBLISH_BATCHING } from "../natural-batch.ts";
-import type { TokenDoc } from "./documents.ts";
-import { tokenFromDoc, tokenToDoc } from "./mappers.ts";
+import { type TokenDoc, tokenFromDoc, tokenToDoc } from "./documents/tokens.ts";
 
 export class MongoTokens implements TokenRepository {
   private readonly col: Collection<TokenDoc>;

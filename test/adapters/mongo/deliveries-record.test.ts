@@ -5,7 +5,7 @@ import {
   RESULTS_PER_COMMAND,
   resultWriter,
 } from "../../../src/adapters/mongo/deliveries-record.ts";
-import type { DeliveryDoc } from "../../../src/adapters/mongo/documents.ts";
+import type { DeliveryDoc } from "../../../src/adapters/mongo/documents/deliveries.ts";
 import type { AttemptResult } from "../../../src/app/ports/deliveries.ts";
 
 // Issue 31: on FerretDB v1 every guarded update reads the whole collection, so a command of 200 results
