@@ -1,10 +1,7 @@
 import { afterAll, beforeAll, expect, it, onTestFinished } from "vitest";
 import { RECONNECT_AT_MOST_S, reconnectBackoff } from "../../../src/adapters/postgres/connection.ts";
-import {
-  connectPostgres,
-  PING_DEADLINE_MS,
-  type PostgresConnection,
-} from "../../../src/adapters/postgres/repositories.ts";
+import { PING_DEADLINE_MS } from "../../../src/adapters/postgres/readiness.ts";
+import { connectPostgres, type PostgresConnection } from "../../../src/adapters/postgres/repositories.ts";
 import { StoreUnavailableError } from "../../../src/app/ports/store.ts";
 import { aToken, newScope } from "../../app/ports/fixtures.ts";
 import { freePort } from "../../support/herald-process.ts";
