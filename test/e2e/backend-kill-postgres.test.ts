@@ -3,6 +3,7 @@ import { openPostgres } from "../../src/adapters/postgres/connection.ts";
 import { connectPostgres } from "../../src/adapters/postgres/index.ts";
 import { type FreshPostgres, freshPostgresDatabase } from "../support/postgres.ts";
 import { type OwnPostgres, postgresBinaries, startOwnPostgres } from "../support/postgres-server.ts";
+import { until } from "../support/until.ts";
 import { expectNothingLost, heraldOn, publishLoad, type World } from "./backend-kill-support.ts";
 import { PROGRESS_TEST_TIMEOUT_MS, waitForProgress } from "./delivery-support.ts";
 
@@ -116,16 +117,28 @@ describe.skipIf(!OWN_SERVER)(
               before + 10,
               (n) => `${n - before} of 10 deliveries before crash ${round + 1}`,
             );
-            const sql = admin();
-            let pids: number[];
-            try {
-              pids = (
-                await sql<{ pid: number }[]>`
-                SELECT pid FROM pg_stat_activity WHERE application_name = 'herald' ORDER BY backend_start`
-              ).map((r) => r.pid);
-            } finally {
-              await sql.end({ timeout: 5 });
-            }
+            // Herald's deliveries went on, yet the server may still refuse a new session for a moment after
+            // the previous crash's reset (57P03, "in recovery mode"): the test asks again until it is let in.
+            let pids: number[] = [];
+            await until(
+              async () => {
+                const sql = admin();
+                try {
+                  pids = (
+                    await sql<{ pid: number }[]>`
+                  SELECT pid FROM pg_stat_activity WHERE application_name = 'herald' ORDER BY backend_start`
+                  ).map((r) => r.pid);
+                  return true;
+                } catch (e) {
+                  if ((e as { code?: unknown }).code === "57P03") return false;
+                  throw e;
+                } finally {
+                  await sql.end({ timeout: 5 });
+                }
+              },
+              "a session of the test's own after the crash recovery",
+              { everyMs: 100 },
+            );
             expect(pids.length).toBeGreaterThan(0);
             // One backend dies as a crash does; the postmaster ends every other one and recovers.
             process.kill(pids[0]!, "SIGKILL");
