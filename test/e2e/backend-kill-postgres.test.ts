@@ -66,7 +66,9 @@ describe.skipIf(!process.env.DATABASE_URL && !OWN_SERVER)(
           await waitForProgress(
             () => load.accepted.size - after,
             20,
-            (n) => `${n} of 20 publishes after the kills`,
+            // Publishers wait while deliveries lag; Herald's own last lines say why nothing moves.
+            (n) =>
+              `${n} of 20 publishes after the kills\n${w.herald.output().split("\n").slice(-30).join("\n")}`,
           );
         } finally {
           await load.stop();

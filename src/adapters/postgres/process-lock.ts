@@ -81,19 +81,28 @@ export class ProcessLocks {
     await client?.end({ timeout: 1 }).catch(() => {});
   }
 
-  /** The query's answer, or after CHECK_DEADLINE_MS a failure that also ends the connection. */
+  /**
+   * The query's answer, or a failure that also ends the connection: after CHECK_DEADLINE_MS, and on any
+   * error. A failed check leaves the proof in doubt anyway (the caller counts it broken), and postgres.js
+   * 3.4.9 can leave a connection that closed with a write pending unable to connect again, every attempt
+   * ending in CONNECT_TIMEOUT (ADR 10): kept, this client would never hold the lock again and the process
+   * would own no shard for as long as it runs. The next check opens a fresh client.
+   */
   private async within<T>(query: Promise<T>): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       return await Promise.race([
         query,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            void this.close();
-            reject(new Error("the liveness lock's connection does not answer"));
-          }, CHECK_DEADLINE_MS);
+          timer = setTimeout(
+            () => reject(new Error("the liveness lock's connection does not answer")),
+            CHECK_DEADLINE_MS,
+          );
         }),
       ]);
+    } catch (e) {
+      void this.close();
+      throw e;
     } finally {
       clearTimeout(timer);
     }

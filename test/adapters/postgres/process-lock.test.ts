@@ -1,5 +1,8 @@
+import type { Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
 import { connectPostgres, type PostgresConnection } from "../../../src/adapters/postgres/index.ts";
+import { ProcessLocks } from "../../../src/adapters/postgres/process-lock.ts";
 import { freshPostgresDatabase } from "../../support/postgres.ts";
 import { until } from "../../support/until.ts";
 
@@ -59,5 +62,30 @@ describe.skipIf(!inject("postgresUrl"))("a process's proof of life on PostgreSQL
     await a.sql`INSERT INTO processes (id, expires_at) VALUES ('old', ${far})`;
     expect(await b.repositories.shards.live(new Date())).toEqual(["old"]);
     await a.repositories.shards.leave("old");
+  });
+
+  it("a lock client whose check failed is ended and a fresh one opened, so a connection that cannot connect again is not kept", async () => {
+    // postgres.js 3.4.9 can leave a connection unable to connect again after it closed with a write
+    // pending: every statement then fails with CONNECT_TIMEOUT (ADR 10). A client like that, kept, would
+    // never hold the lock again, and the process would own no shard (seen in CI after backends were
+    // terminated under load: no delivery for two minutes).
+    let ended = 0;
+    const stuck = Object.assign(
+      () => Promise.reject(Object.assign(new Error("write CONNECT_TIMEOUT"), { code: "CONNECT_TIMEOUT" })),
+      { end: async () => void ended++ },
+    ) as unknown as Sql;
+    const opened: Sql[] = [];
+    const locks = new ProcessLocks(() => {
+      const client = opened.length === 0 ? stuck : openPostgres(db.url, { ...db.options, max: 1 });
+      opened.push(client);
+      return client;
+    });
+    await expect(locks.hold("p-stuck")).rejects.toThrow(/CONNECT_TIMEOUT/);
+    expect(ended).toBe(1);
+    // The next check opens a fresh client and takes the proof on it.
+    expect(await locks.hold("p-stuck")).toBe(false);
+    expect(await locks.hold("p-stuck")).toBe(true);
+    expect(opened.length).toBe(2);
+    await locks.end("p-stuck");
   });
 });
