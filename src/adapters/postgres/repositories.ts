@@ -24,8 +24,12 @@ export function createPostgresRepositories(
 ): Repositories {
   const deliveries = new PostgresDeliveries(sql);
   // The proof of life's own connection (ADR 25): never idle-closed, never recycled (a new session has no lock).
+  // It never asks for the server's array types (its statements use none): a connection ended while asking
+  // rejects with nobody listening, an unhandled rejection that ends the process (connection.ts, typesKnown;
+  // seen when backends were terminated under load).
+  const lockOptions = { max: 1, idle_timeout: 0, max_lifetime: 0, fetch_types: false };
   const lockClient = renewable
-    ? () => openPostgres(renewable.url, { ...renewable.options, max: 1, idle_timeout: 0, max_lifetime: 0 })
+    ? () => openPostgres(renewable.url, { ...renewable.options, ...lockOptions })
     : null;
   const shards = new PostgresShards(sql, sole, lockClient);
   // No repository call waits on a database that answers nothing (stall-watch.ts): a publish in an outage
