@@ -128,15 +128,4 @@ launch() {
   }
 }
 
-case "$COMMAND" in
-  start) start ;;
-  stop) stop_daemon "$STATE" && rm -rf "$STATE" ;;
-  halt) stop_daemon "$STATE" "$(halt_signal "${3:-}")" ;;
-  resume)
-    running || { [ -f "$STATE/server.properties" ] || die "nothing to resume in $STATE"; launch || die "Kafka did not resume"; }
-    exports ;;
-  status)
-    if running; then echo "running on 127.0.0.1:$(cat "$STATE/port")"; else echo "not running"; exit 1; fi ;;
-  bin) fetch && echo "$JARS/lib" ;;
-  *) echo "usage: scripts/kafka.sh start|stop|halt|resume|status|bin [state-dir]" >&2; exit 2 ;;
-esac
+broker_commands Kafka server.properties kafka.sh "$@"

@@ -95,3 +95,24 @@ stop_daemon() {
   kill -KILL -- "-$pid" 2>/dev/null
   rm -f "$1/pid"
 }
+
+# broker_commands NAME CONFIG SCRIPT [ARGS...]: the commands a broker script takes, for a server whose state
+# directory holds CONFIG once started: start (the script's `start`), stop, halt [--kill], resume (the
+# script's `launch`), status, bin (the script's `fetch`, then the jars' folder, $JARS/lib). ARGS are the
+# script's own arguments (COMMAND STATE [--kill]).
+broker_commands() {
+  local name="$1" config="$2" script="$3"
+  shift 3
+  case "$COMMAND" in
+    start) start ;;
+    stop) stop_daemon "$STATE" && rm -rf "$STATE" ;;
+    halt) stop_daemon "$STATE" "$(halt_signal "${3:-}")" ;;
+    resume)
+      running || { [ -f "$STATE/$config" ] || die "nothing to resume in $STATE"; launch || die "$name did not resume"; }
+      exports ;;
+    status)
+      if running; then echo "running on 127.0.0.1:$(cat "$STATE/port")"; else echo "not running"; exit 1; fi ;;
+    bin) fetch && echo "$JARS/lib" ;;
+    *) echo "usage: scripts/$script start|stop|halt|resume|status|bin [state-dir]" >&2; exit 2 ;;
+  esac
+}
