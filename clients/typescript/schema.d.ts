@@ -1895,7 +1895,7 @@ export interface components {
             attempted_at: string;
             response_status?: number;
             /** @enum {string} */
-            error?: "timeout" | "connection_error" | "dns_error" | "tls_error" | "blocked_address" | "http_status" | "redirect";
+            error?: "timeout" | "connection_error" | "dns_error" | "tls_error" | "blocked_address" | "http_status" | "redirect" | "auth_error" | "destination_not_found" | "unroutable" | "broker_rejected" | "message_too_large";
         };
         /** @description An event to publish: its `type` and the `data` that type defines (fields it does not define are refused). The operational types (`endpoint.*`, `delivery.exhausted`) are emitted by Herald itself and cannot be published. */
         PublishEventRequest: components["schemas"]["MessageAcceptedPublish"] | components["schemas"]["MessageSentPublish"] | components["schemas"]["MessageDeliveredPublish"] | components["schemas"]["MessagePartiallyDeliveredPublish"] | components["schemas"]["MessageDeferredPublish"] | components["schemas"]["MessageBouncedPublish"] | components["schemas"]["MessageFailedPublish"] | components["schemas"]["MessageRejectedPublish"] | components["schemas"]["MessageUndeliverablePublish"] | components["schemas"]["MessageExpiredPublish"] | components["schemas"]["MessageCancelledPublish"] | components["schemas"]["MessageSuppressedPublish"] | components["schemas"]["MessageOpenedPublish"] | components["schemas"]["MessageClickedPublish"] | components["schemas"]["MessageComplainedPublish"] | components["schemas"]["MessageUnsubscribedPublish"] | components["schemas"]["DomainVerificationFailedPublish"] | components["schemas"]["DomainSendingPausedPublish"] | components["schemas"]["DomainVerifiedPublish"];
@@ -3221,7 +3221,7 @@ export interface components {
              * @description Why the attempt did not succeed: how its send failed, or `superseded` on a `cancelled` automatic attempt that was never sent because another attempt of the same event to this endpoint succeeded first (ADR 19). Null otherwise.
              * @enum {string|null}
              */
-            error: "timeout" | "connection_error" | "dns_error" | "tls_error" | "blocked_address" | "http_status" | "redirect" | "superseded" | null;
+            error: "timeout" | "connection_error" | "dns_error" | "tls_error" | "blocked_address" | "http_status" | "redirect" | "auth_error" | "destination_not_found" | "unroutable" | "broker_rejected" | "message_too_large" | "superseded" | null;
             duration_ms: number | null;
             /**
              * Format: date-time

@@ -595,7 +595,12 @@ export type DeliveryExhaustedData = {
     | "tls_error"
     | "blocked_address"
     | "http_status"
-    | "redirect";
+    | "redirect"
+    | "auth_error"
+    | "destination_not_found"
+    | "unroutable"
+    | "broker_rejected"
+    | "message_too_large";
 };
 /** The envelope of delivery.exhausted. */
 export type DeliveryExhaustedEvent = {

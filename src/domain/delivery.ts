@@ -114,4 +114,9 @@ export interface SendOutcome {
   error: SendError | null;
   durationMs: number;
   retryAfterMs: number | null;
+  /**
+   * What a broker answered when it stored the message (ADR 27): `{partition, offset}` (Kafka),
+   * `{delivery_tag}` (RabbitMQ), `{message_id, sequence_number?}` (SQS). Absent or null for HTTPS.
+   */
+  receipt?: Record<string, string | number> | null;
 }

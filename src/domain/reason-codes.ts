@@ -11,6 +11,12 @@ export const SEND_ERRORS = [
   "blocked_address",
   "http_status",
   "redirect",
+  // Broker destinations (ADR 27).
+  "auth_error",
+  "destination_not_found",
+  "unroutable",
+  "broker_rejected",
+  "message_too_large",
 ] as const;
 export type SendError = (typeof SEND_ERRORS)[number];
 

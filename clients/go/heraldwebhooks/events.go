@@ -285,7 +285,7 @@ type DeliveryExhaustedData struct {
 	Attempt        int64   `json:"attempt"`
 	AttemptedAt    string  `json:"attempted_at"`
 	ResponseStatus *int64  `json:"response_status,omitempty"`
-	Error          *string `json:"error,omitempty"` // timeout, connection_error, dns_error, tls_error, blocked_address, http_status, redirect
+	Error          *string `json:"error,omitempty"` // timeout, connection_error, dns_error, tls_error, blocked_address, http_status, redirect, auth_error, destination_not_found, unroutable, broker_rejected, message_too_large
 }
 
 // DecodeData decodes Data into the struct of the envelope's Type: a *MessageDeliveredData for

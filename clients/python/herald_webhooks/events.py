@@ -693,7 +693,7 @@ class DeliveryExhaustedData(_DeliveryExhaustedDataRequired, total=False):
 
     description: str
     response_status: int
-    error: Literal["timeout", "connection_error", "dns_error", "tls_error", "blocked_address", "http_status", "redirect"]
+    error: Literal["timeout", "connection_error", "dns_error", "tls_error", "blocked_address", "http_status", "redirect", "auth_error", "destination_not_found", "unroutable", "broker_rejected", "message_too_large"]
 
 
 class DeliveryExhaustedEvent(TypedDict):

@@ -81,3 +81,32 @@ export interface DeliveryMetrics {
   endpointDisabled(reason: string): void;
   publishToAttempt(ms: number): void;
 }
+
+/**
+ * One delivery to a broker destination (ADR 27): the same body and signature headers an HTTPS endpoint
+ * gets, carried as record headers (Kafka), message headers (AMQP) or message attributes (SQS).
+ */
+export interface BrokerDeliveryRequest extends Omit<DeliveryRequest, "url" | "clientCertificate"> {
+  /** The endpoint's id; with `version`, names the pooled producer or channel. */
+  endpointId: string;
+  /** The endpoint's `updatedAt` in ms: a producer made for an older version is closed, not reused. */
+  version: number;
+  /** The destination with its credentials unsealed; never logged. */
+  destination: import("../../domain/destination.ts").BrokerDestination<string>;
+  /** Kafka record key / SQS FIFO MessageGroupId: the event's resource id or the endpoint id, per `destination.key`. */
+  messageKey: string;
+  /** SQS FIFO MessageDeduplicationId: the event id on automatic attempts, `<event id>:<delivery id>` on manual ones. */
+  deduplicationId: string;
+}
+
+/**
+ * Sends deliveries to one kind of broker, pooling a producer or channel per endpoint and version.
+ * Never throws for a failed attempt: it reports the failure in the outcome (with `receipt` on success).
+ */
+export interface BrokerSender {
+  send(request: BrokerDeliveryRequest): Promise<SendOutcome>;
+  /** Closes what is pooled for this endpoint (disabled, changed or deleted). */
+  release(endpointId: string): Promise<void>;
+  /** Stops accepting work and closes every producer and channel. */
+  close(): Promise<void>;
+}
