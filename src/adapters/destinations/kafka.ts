@@ -1,0 +1,256 @@
+import { Kafka, type KafkaConfig, type logCreator, logLevel, Partitioners, type Producer } from "kafkajs";
+import type { Logger } from "../../app/logger.ts";
+import type { BrokerDeliveryRequest, BrokerSender } from "../../app/ports/sending.ts";
+import type { Clock } from "../../app/ports/system.ts";
+import type { SendOutcome } from "../../domain/delivery.ts";
+import type { KafkaDestination } from "../../domain/destination.ts";
+import { isBlockedAddress } from "../delivery/address-policy.ts";
+import { DeadlineQueue } from "../delivery/deadlines.ts";
+import { type Resolve, systemResolve } from "../delivery/guarded-lookup.ts";
+import { elapsed, failureOutcome } from "../delivery/outcome.ts";
+import { brokerHeaderPairs } from "./broker-headers.ts";
+import { classifyKafkaFailure, withoutSecrets } from "./kafka-errors.ts";
+import { guardedSocketFactory } from "./kafka-socket.ts";
+
+export interface KafkaSenderOptions {
+  /** Whole-attempt limit: the address check, connecting (and SASL), metadata, the produce and its acks. */
+  timeoutMs: number;
+  /** true lets brokers be on loopback, private, link-local and other non-public addresses. */
+  allowPrivateNetworks: boolean;
+  /** Host name resolution for the address check; defaults to node:dns lookup (Bun and Deno have it). */
+  resolve?: Resolve;
+  /** Which addresses are refused; defaults to isBlockedAddress. */
+  isBlocked?: (ip: string) => boolean;
+  /** Where kafkajs's own log lines and failed sends go, at debug level, credentials cut out. */
+  logger?: Logger;
+  /** What idleness is measured with. */
+  clock?: Clock;
+  /** A producer unused this long is closed (ADR 27: 5 minutes). */
+  idleMs?: number;
+}
+
+/** One pooled producer: an endpoint's, made for one version of its configuration. */
+interface Pooled {
+  version: number;
+  producer: Producer;
+  /** Settles when the producer is connected; a failed connect drops it from the pool. */
+  ready: Promise<void>;
+  lastUsed: number;
+  sending: number;
+}
+
+const IDLE_MS = 5 * 60_000;
+const systemClock: Clock = { now: () => new Date() };
+
+/**
+ * Sends deliveries to Kafka topics (ADR 27) with kafkajs, on Node, Bun and Deno alike. One idempotent
+ * producer (`acks: -1`, every in-sync replica) per endpoint and configuration version, made at the first
+ * attempt and closed when a newer version arrives, on `release`, on `close` and after `idleMs` unused. An
+ * attempt succeeds only when the produce resolved; its receipt is the record's partition and offset.
+ *
+ * Bounded: every attempt races `timeoutMs`, and kafkajs's own retries are capped (2: an idempotent
+ * producer refuses fewer than 1), so Herald's backoff, not the client's, decides the next try. A producer
+ * whose send timed out is discarded: what it was doing is unknown. A producer whose send failed otherwise
+ * is kept (kafkajs reconnects it and keeps its idempotent sequence); one that never connected is dropped.
+ */
+export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
+  const clock = options.clock ?? systemClock;
+  const idleMs = options.idleMs ?? IDLE_MS;
+  const deadlines = new DeadlineQueue(options.timeoutMs);
+  const isBlocked = options.allowPrivateNetworks ? () => false : (options.isBlocked ?? isBlockedAddress);
+  const socketFactory = guardedSocketFactory({ resolve: options.resolve ?? systemResolve, isBlocked });
+  const pool = new Map<string, Pooled>();
+  const inFlight = new Set<Promise<SendOutcome>>();
+  let sweeper: ReturnType<typeof setInterval> | null = null;
+  let closed = false;
+
+  function disconnect(entry: Pooled): Promise<void> {
+    // disconnect() waits for requests in flight; a broker that is gone must not hold a release up.
+    const done = entry.producer.disconnect().catch(() => {});
+    return raceTimeout(done, options.timeoutMs);
+  }
+
+  /** Takes the endpoint's producer out of the pool (when it is still `entry`, if given) and closes it. */
+  function retire(endpointId: string, entry?: Pooled): Promise<void> {
+    const current = pool.get(endpointId);
+    if (!current || (entry && current !== entry)) return entry ? disconnect(entry) : Promise.resolve();
+    pool.delete(endpointId);
+    return disconnect(current);
+  }
+
+  function sweep(): void {
+    const now = clock.now().getTime();
+    for (const [endpointId, entry] of pool) {
+      if (entry.sending === 0 && now - entry.lastUsed >= idleMs) void retire(endpointId, entry);
+    }
+  }
+
+  function producerFor(req: BrokerDeliveryRequest, destination: KafkaDestination<string>): Pooled {
+    const current = pool.get(req.endpointId);
+    if (current && current.version === req.version) return current;
+    const entry = newProducer(req, destination);
+    // A request read before the endpoint changed gets a producer of its own version, closed after it.
+    if (current && current.version > req.version) return entry;
+    if (current) void retire(req.endpointId, current);
+    pool.set(req.endpointId, entry);
+    entry.ready.catch(() => void retire(req.endpointId, entry));
+    if (sweeper === null) {
+      sweeper = setInterval(sweep, Math.max(50, Math.min(idleMs, 60_000) / 2));
+      (sweeper as { unref?: () => void }).unref?.();
+    }
+    return entry;
+  }
+
+  function newProducer(req: BrokerDeliveryRequest, destination: KafkaDestination<string>): Pooled {
+    const secrets = destination.sasl ? [destination.sasl.password] : [];
+    const kafka = new Kafka({
+      clientId: "herald",
+      brokers: destination.brokers,
+      ssl: destination.tls === true ? true : destination.tls === false ? false : { ca: destination.tls.ca },
+      sasl: saslOf(destination),
+      socketFactory,
+      connectionTimeout: Math.min(3_000, options.timeoutMs),
+      authenticationTimeout: Math.min(10_000, options.timeoutMs),
+      requestTimeout: options.timeoutMs,
+      retry: { retries: 2 },
+      logLevel: logLevel.WARN,
+      logCreator: kafkaLogs(options.logger, req.endpointId, secrets),
+    });
+    const producer = kafka.producer({
+      idempotent: true,
+      // kafkajs's idempotence keeps one produce per broker in flight; 1 says so and keeps order per key.
+      maxInFlightRequests: 1,
+      retry: { retries: 2 },
+      // A topic that does not exist is the endpoint's mistake to fix, never one for Herald to create.
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    return {
+      version: req.version,
+      producer,
+      ready: producer.connect(),
+      lastUsed: clock.now().getTime(),
+      sending: 0,
+    };
+  }
+
+  async function attempt(req: BrokerDeliveryRequest): Promise<SendOutcome> {
+    const start = performance.now();
+    const destination = req.destination;
+    if (closed || destination.kind !== "kafka") return failureOutcome("connection_error", elapsed(start));
+    const entry = producerFor(req, destination);
+    const pooled = pool.get(req.endpointId) === entry;
+    entry.sending += 1;
+    entry.lastUsed = clock.now().getTime();
+    const work = produce(entry, req, destination);
+    // Heard even when the deadline wins: a late rejection is not an unhandled one.
+    work.catch(() => {});
+    let timedOut = false;
+    let expire = () => {};
+    const expired = new Promise<null>((resolve) => {
+      expire = () => resolve(null);
+    });
+    const deadline = deadlines.watch(() => {
+      timedOut = true;
+      expire();
+    });
+    try {
+      const receipt = await Promise.race([work, expired]);
+      if (receipt === null) return failureOutcome("timeout", elapsed(start));
+      return {
+        ok: true,
+        responseStatus: null,
+        responseBody: null,
+        error: null,
+        durationMs: elapsed(start),
+        retryAfterMs: null,
+        receipt,
+      };
+    } catch (err) {
+      const error = timedOut ? "timeout" : classifyKafkaFailure(err);
+      const secrets = destination.sasl ? [destination.sasl.password] : [];
+      options.logger?.debug("kafka send failed", {
+        endpoint_id: req.endpointId,
+        error,
+        reason: withoutSecrets(err instanceof Error ? err.message : String(err), secrets),
+      });
+      return failureOutcome(error, elapsed(start));
+    } finally {
+      deadline.settle();
+      entry.sending -= 1;
+      entry.lastUsed = clock.now().getTime();
+      // A timed-out producer is in an unknown state; an unpooled one (an older version's) was for this send.
+      if (timedOut) void retire(req.endpointId, entry);
+      else if (!pooled) void disconnect(entry);
+    }
+  }
+
+  return {
+    send(req) {
+      const p = attempt(req);
+      inFlight.add(p);
+      void p.finally(() => inFlight.delete(p));
+      return p;
+    },
+    release: (endpointId) => retire(endpointId),
+    /** Refuses new work, waits for attempts in flight (each bounded by timeoutMs), closes every producer. */
+    async close() {
+      closed = true;
+      if (sweeper !== null) clearInterval(sweeper);
+      await Promise.allSettled([...inFlight]);
+      await Promise.allSettled([...pool.keys()].map((endpointId) => retire(endpointId)));
+    },
+  };
+}
+
+async function produce(
+  entry: Pooled,
+  req: BrokerDeliveryRequest,
+  destination: KafkaDestination<string>,
+): Promise<Record<string, string | number>> {
+  await entry.ready;
+  const headers: Record<string, Buffer> = {};
+  for (const [name, value] of await brokerHeaderPairs(req)) headers[name] = Buffer.from(value, "utf8");
+  const [stored] = await entry.producer.send({
+    topic: destination.topic,
+    acks: -1,
+    messages: [{ key: Buffer.from(req.messageKey, "utf8"), value: Buffer.from(req.body, "utf8"), headers }],
+  });
+  if (!stored || stored.baseOffset === undefined)
+    throw new Error("Kafka answered the produce without an offset");
+  return { partition: stored.partition, offset: String(stored.baseOffset) };
+}
+
+function saslOf(destination: KafkaDestination<string>): KafkaConfig["sasl"] {
+  const sasl = destination.sasl;
+  if (!sasl) return undefined;
+  const { username, password } = sasl;
+  if (sasl.mechanism === "plain") return { mechanism: "plain", username, password };
+  if (sasl.mechanism === "scram-sha-256") return { mechanism: "scram-sha-256", username, password };
+  return { mechanism: "scram-sha-512", username, password };
+}
+
+/**
+ * kafkajs's log lines, as debug lines of Herald's logger with the password cut out: kafkajs logs every
+ * retry of an unreachable broker as an error, which is an ordinary failed attempt to Herald (recorded).
+ */
+function kafkaLogs(logger: Logger | undefined, endpointId: string, secrets: string[]): logCreator {
+  return () =>
+    ({ namespace, log }) => {
+      if (!logger) return;
+      logger.debug("kafkajs", {
+        endpoint_id: endpointId,
+        namespace,
+        message: withoutSecrets(String(log.message), secrets),
+        ...(typeof log.broker === "string" ? { broker: log.broker } : {}),
+      });
+    };
+}
+
+function raceTimeout(work: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
+}
