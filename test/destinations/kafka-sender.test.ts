@@ -1,0 +1,211 @@
+import { Kafka, logLevel } from "kafkajs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyWebhook } from "../../clients/typescript/verify.ts";
+import type { Resolve } from "../../src/adapters/delivery/guarded-lookup.ts";
+import { createKafkaSender } from "../../src/adapters/destinations/kafka.ts";
+import type { BrokerSender } from "../../src/app/ports/sending.ts";
+import { ed25519PublicKey, newEd25519Secret } from "../../src/domain/standard-webhooks-ed25519.ts";
+import { BROKERS_REQUIRED, type BrokerServer } from "../support/broker-server.ts";
+import { kafkaJars, kafkaUnavailable, startKafka } from "../support/kafka-server.ts";
+import { testTls } from "../support/tls.ts";
+import { consumeWithJava, envelope, kafkaRequest, SECRET, startRelay } from "./kafka-support.ts";
+
+// The Kafka sender against a real broker (scripts/kafka.sh), its records read back by Kafka's own Java
+// consumer and verified with Herald's published verifier (clients/typescript/verify.ts): the body byte for
+// byte, the key, the signature headers in order. Then what it answers when the topic, the address or TLS
+// is wrong. The outage, the pool and the timeout are kafka-outage.test.ts's.
+const missing = kafkaUnavailable();
+if (missing && BROKERS_REQUIRED) throw new Error(`CI needs Kafka: ${missing}`);
+
+const ED_KEY = newEd25519Secret(crypto.getRandomValues(new Uint8Array(32)));
+/** Maps test host names to addresses, as DNS would (a name not in it does not exist), noting each asked. */
+function names(table: Record<string, string>): Resolve & { asked: string[] } {
+  const asked: string[] = [];
+  const resolve = async (host: string) => {
+    asked.push(host);
+    const address = table[host];
+    if (!address) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" });
+    return [{ address, family: 4 }];
+  };
+  return Object.assign(resolve, { asked });
+}
+let resolver = names({});
+
+describe.skipIf(missing)(
+  `the Kafka sender on a real broker${missing ? ` (skipped: ${missing})` : ""}`,
+  () => {
+    let kafka: BrokerServer;
+    let brokers: string;
+    let port: number;
+    const senders: BrokerSender[] = [];
+    const sender = (o: Partial<Parameters<typeof createKafkaSender>[0]> = {}) => {
+      const s = createKafkaSender({ timeoutMs: 10_000, allowPrivateNetworks: true, ...o });
+      senders.push(s);
+      return s;
+    };
+    const admin = () =>
+      new Kafka({ clientId: "test", brokers: [brokers], logLevel: logLevel.NOTHING }).admin();
+
+    beforeAll(async () => {
+      kafka = await startKafka();
+      brokers = kafka.env.KAFKA_BROKERS ?? "";
+      port = Number(brokers.split(":")[1]);
+    });
+    afterAll(async () => {
+      await Promise.all(senders.map((s) => s.close()));
+      await kafka?.close();
+    });
+
+    it("stores the envelope byte for byte with the record key and the scheme's headers, verifiable by a consumer", async () => {
+      const topic = `deliveries-${Date.now()}`;
+      const a = admin();
+      await a.connect();
+      await a.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
+      await a.disconnect();
+      const s = sender();
+      const sent = [
+        kafkaRequest(brokers, topic, {
+          traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+          headers: [["X-Tenant", "acme é"]],
+        }),
+        kafkaRequest(brokers, topic, {
+          eventId: "evt_2",
+          body: envelope("evt_2", { line: "a\nb" }),
+          scheme: "standard-webhooks",
+          messageKey: "res_2",
+        }),
+        kafkaRequest(brokers, topic, {
+          eventId: "evt_3",
+          body: envelope("evt_3"),
+          scheme: "standard-webhooks-ed25519",
+          secrets: [ED_KEY],
+          messageKey: "ep_kafka",
+        }),
+      ];
+      const outcomes = [];
+      for (const req of sent) outcomes.push(await s.send(req));
+      expect(outcomes.map((o) => [o.ok, o.error, o.responseStatus])).toEqual([
+        [true, null, null],
+        [true, null, null],
+        [true, null, null],
+      ]);
+      for (const o of outcomes)
+        expect(o.receipt).toEqual({ partition: expect.any(Number), offset: expect.stringMatching(/^\d+$/) });
+
+      const records = await consumeWithJava(await kafkaJars(), brokers, topic, 3);
+      expect(records).toHaveLength(3);
+      for (const [i, req] of sent.entries()) {
+        const receipt = outcomes[i]?.receipt as { partition: number; offset: string };
+        const record = records.find(
+          (r) => r.partition === receipt.partition && String(r.offset) === receipt.offset,
+        );
+        expect(record, `record at ${receipt.partition}/${receipt.offset}`).toBeDefined();
+        if (!record) continue;
+        expect(record.value?.equals(Buffer.from(req.body, "utf8"))).toBe(true);
+        expect(record.key?.toString("utf8")).toBe(req.messageKey);
+        const headers = record.headers.map(([n, v]) => [n, v.toString("utf8")] as const);
+        const herald = req.scheme === "herald-v1";
+        expect(headers.map(([n]) => n)).toEqual(
+          herald
+            ? ["X-Webhook-Id", "X-Webhook-Timestamp", "X-Webhook-Signature", "traceparent", "X-Tenant"]
+            : ["webhook-id", "webhook-timestamp", "webhook-signature"],
+        );
+        expect(headers[0]?.[1]).toBe(req.eventId);
+        if (herald)
+          expect(headers.slice(3)).toEqual([
+            ["traceparent", req.traceparent],
+            ["X-Tenant", "acme é"],
+          ]);
+        const envelope = await verifyWebhook({
+          body: record.value ?? new Uint8Array(),
+          headers: Object.fromEntries(headers.map(([n, v]) => [n.toLowerCase(), v])),
+          scheme: req.scheme,
+          ...(req.scheme === "standard-webhooks-ed25519"
+            ? { publicKeys: await ed25519PublicKey(ED_KEY) }
+            : { secrets: SECRET }),
+        });
+        expect(envelope.id).toBe(req.eventId);
+      }
+    });
+
+    it("answers destination_not_found for a topic that does not exist, and does not create it", async () => {
+      const topic = `missing-${Date.now()}`;
+      const out = await sender().send(kafkaRequest(brokers, topic));
+      expect([out.ok, out.error, out.receipt ?? null]).toEqual([false, "destination_not_found", null]);
+      const a = admin();
+      await a.connect();
+      expect(await a.listTopics()).not.toContain(topic);
+      await a.disconnect();
+    });
+
+    it("refuses loopback brokers unless private networks are allowed, and connects to the address it checked", async () => {
+      const topic = `guarded-${Date.now()}`;
+      resolver = names({ "kafka.example.test": "127.0.0.1" });
+      const guarded = sender({ allowPrivateNetworks: false, resolve: resolver });
+      const byIp = await guarded.send(kafkaRequest(brokers, topic));
+      const byName = await guarded.send(
+        kafkaRequest(`kafka.example.test:${port}`, topic, { endpointId: "ep_2" }),
+      );
+      expect([byIp.error, byName.error]).toEqual(["blocked_address", "blocked_address"]);
+      expect(resolver.asked).toContain("kafka.example.test");
+
+      // Allowed, the name is resolved by the sender's resolver (the system's knows no such name).
+      const open = sender({ allowPrivateNetworks: true, resolve: resolver });
+      const ok = await open.send(kafkaRequest(`kafka.example.test:${port}`, topic, { endpointId: "ep_3" }));
+      expect([ok.ok, ok.error]).toEqual([false, "destination_not_found"]);
+    });
+
+    it("checks every broker the cluster advertises, not only the bootstrap one", async () => {
+      // The bootstrap name leads to 127.0.0.2 (a relay to the broker), counted public by this policy; the
+      // cluster then advertises 127.0.0.1, which the policy refuses: the produce never leaves.
+      const relay = await startRelay("127.0.0.2", { host: "127.0.0.1", port });
+      try {
+        resolver = names({ "bootstrap.example.test": "127.0.0.2" });
+        const s = sender({
+          allowPrivateNetworks: false,
+          resolve: resolver,
+          isBlocked: (ip) => ip === "127.0.0.1",
+        });
+        const out = await s.send(
+          kafkaRequest(`bootstrap.example.test:${relay.port}`, `advertised-${Date.now()}`),
+        );
+        expect(out.error).toBe("blocked_address");
+        expect(relay.accepted).toBeGreaterThan(0);
+      } finally {
+        await relay.close();
+      }
+    });
+
+    it("names TLS failures tls_error and sends the host name as TLS server name", async () => {
+      const tls = await testTls();
+      // A TLS relay in front of the plaintext broker: the bootstrap handshake with the test CA succeeds
+      // (SNI "localhost"); the broker then advertises its plaintext listener, where TLS cannot work.
+      const relay = await startRelay(
+        "127.0.0.1",
+        { host: "127.0.0.1", port },
+        { cert: tls.cert, key: tls.key },
+      );
+      try {
+        resolver = names({ localhost: "127.0.0.1" });
+        const s = sender({ resolve: resolver });
+        const topic = `tls-${Date.now()}`;
+        const withCa = await s.send(
+          kafkaRequest(`localhost:${relay.port}`, topic, {}, { tls: { ca: tls.caCert } }),
+        );
+        expect(withCa.error).toBe("tls_error");
+        expect(relay.servernames[0]).toBe("localhost");
+        const untrusted = await s.send(
+          kafkaRequest(`localhost:${relay.port}`, topic, { endpointId: "ep_untrusted" }, { tls: true }),
+        );
+        const plaintext = await s.send(
+          kafkaRequest(brokers, topic, { endpointId: "ep_plain" }, { tls: true }),
+        );
+        expect([untrusted.error, plaintext.error]).toEqual(["tls_error", "tls_error"]);
+        // Only the handshake with the CA trusted completed (each retry of it too).
+        expect(relay.servernames.every((n) => n === "localhost")).toBe(true);
+      } finally {
+        await relay.close();
+      }
+    });
+  },
+);

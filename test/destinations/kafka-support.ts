@@ -1,0 +1,173 @@
+import { connect, createServer, type Server, type Socket } from "node:net";
+import { join, resolve } from "node:path";
+import { createServer as createTlsServer, type TLSSocket } from "node:tls";
+import type { BrokerDeliveryRequest } from "../../src/app/ports/sending.ts";
+import type { KafkaDestination } from "../../src/domain/destination.ts";
+import { run } from "../support/broker-server.ts";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+export const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8MVDX+wqmh8=";
+
+/** An envelope's bytes as Herald serialises them (the fields a verifier checks), with `data`. */
+export function envelope(id: string, data: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    id,
+    type: "message.sent",
+    version: "2024-06-01",
+    occurred_at: "2026-11-28T12:00:00.000Z",
+    tenant_id: "ten_1",
+    project_id: "prj_1",
+    resource_id: "res_1",
+    data,
+  });
+}
+
+/** A delivery to `topic` on `brokers` with everything a test does not name filled in. */
+export function kafkaRequest(
+  brokers: string,
+  topic: string,
+  over: Partial<BrokerDeliveryRequest> = {},
+  destination: Partial<KafkaDestination<string>> = {},
+): BrokerDeliveryRequest {
+  return {
+    endpointId: "ep_kafka",
+    version: 1,
+    body: envelope("evt_1", { n: "é 😀" }),
+    eventId: "evt_1",
+    secrets: [SECRET],
+    timestamp: Math.floor(Date.now() / 1000),
+    scheme: "herald-v1",
+    headers: [],
+    messageKey: "res_1",
+    deduplicationId: "evt_1",
+    ...over,
+    destination: {
+      kind: "kafka",
+      brokers: [brokers],
+      topic,
+      key: "resource",
+      tls: false,
+      sasl: null,
+      ...destination,
+    },
+  };
+}
+
+/** A record as Kafka's own Java consumer read it (test/destinations/fixtures/KafkaConsume.java). */
+export interface ConsumedRecord {
+  partition: number;
+  offset: number;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: [string, Buffer][];
+}
+
+/** Reads `count` records of `topic` from the start of every partition with Kafka's Java client. */
+export async function consumeWithJava(
+  jars: string,
+  brokers: string,
+  topic: string,
+  count: number,
+): Promise<ConsumedRecord[]> {
+  const file = join(ROOT, "test/destinations/fixtures/KafkaConsume.java");
+  const out = await run("java", ["-Xmx256m", "-cp", `${jars}/*`, file, brokers, topic, String(count)]);
+  const b = (v: string | null) => (v === null ? null : Buffer.from(v, "base64"));
+  return out
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => {
+      const r = JSON.parse(line) as {
+        partition: number;
+        offset: number;
+        key: string | null;
+        value: string | null;
+        headers: [string, string][];
+      };
+      return {
+        ...r,
+        key: b(r.key),
+        value: b(r.value),
+        headers: r.headers.map(([n, v]) => [n, Buffer.from(v, "base64")]),
+      };
+    });
+}
+
+/** A TCP relay to a broker that counts the connections it holds, optionally ending TLS (keeping the SNI). */
+export interface Relay {
+  port: number;
+  /** Connections accepted since start. */
+  readonly accepted: number;
+  /** Connections open now. */
+  readonly open: number;
+  /** The server names TLS clients asked for, in order (TLS relays only). */
+  readonly servernames: string[];
+  close(): Promise<void>;
+}
+
+export async function startRelay(
+  listenHost: string,
+  target: { host: string; port: number },
+  tls?: { cert: string; key: string },
+): Promise<Relay> {
+  let accepted = 0;
+  const clients = new Set<Socket>();
+  const servernames: string[] = [];
+  const onConnection = (client: Socket) => {
+    accepted++;
+    clients.add(client);
+    const sni = (client as TLSSocket).servername;
+    if (tls) servernames.push(typeof sni === "string" ? sni : "");
+    const upstream = connect(target.port, target.host);
+    for (const s of [client, upstream]) {
+      s.on("error", () => {});
+      s.on("close", () => {
+        clients.delete(client);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+  };
+  const server: Server = tls ? createTlsServer(tls, onConnection) : createServer(onConnection);
+  await new Promise<void>((res) => server.listen(0, listenHost, res));
+  return {
+    port: (server.address() as { port: number }).port,
+    get accepted() {
+      return accepted;
+    },
+    get open() {
+      return clients.size;
+    },
+    servernames,
+    close: () =>
+      new Promise<void>((res) => {
+        for (const c of clients) c.destroy();
+        server.close(() => res());
+      }),
+  };
+}
+
+/** A server that accepts connections and never answers: a broker that hangs. */
+export async function startSilentServer(): Promise<{
+  port: number;
+  open: () => number;
+  close(): Promise<void>;
+}> {
+  const sockets = new Set<Socket>();
+  const server = createServer((s) => {
+    sockets.add(s);
+    s.on("error", () => {});
+    s.on("close", () => sockets.delete(s));
+  });
+  await new Promise<void>((res) => server.listen(0, "127.0.0.1", res));
+  return {
+    port: (server.address() as { port: number }).port,
+    open: () => sockets.size,
+    close: () =>
+      new Promise<void>((res) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => res());
+      }),
+  };
+}
