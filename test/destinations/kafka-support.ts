@@ -158,6 +158,8 @@ export async function startSilentServer(): Promise<{
   const server = createServer((s) => {
     sockets.add(s);
     s.on("error", () => {});
+    // Reads and drops what arrives, so a client's end is seen (a socket never read never sees EOF).
+    s.resume();
     s.on("close", () => sockets.delete(s));
   });
   await new Promise<void>((res) => server.listen(0, "127.0.0.1", res));

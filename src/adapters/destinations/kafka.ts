@@ -95,7 +95,8 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
     pool.set(req.endpointId, entry);
     entry.ready.catch(() => void retire(req.endpointId, entry));
     if (sweeper === null) {
-      sweeper = setInterval(sweep, Math.max(50, Math.min(idleMs, 60_000) / 2));
+      // An idle producer is closed between idleMs and idleMs + 1/4 of it (at most 5 s) after its last use.
+      sweeper = setInterval(sweep, Math.max(50, Math.min(idleMs / 4, 5_000)));
       (sweeper as { unref?: () => void }).unref?.();
     }
     return entry;
