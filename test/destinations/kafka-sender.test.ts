@@ -1,3 +1,4 @@
+import { createServer } from "node:net";
 import { Kafka, logLevel } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook } from "../../clients/typescript/verify.ts";
@@ -8,6 +9,7 @@ import { ed25519PublicKey, newEd25519Secret } from "../../src/domain/standard-we
 import { BROKERS_REQUIRED, type BrokerServer } from "../support/broker-server.ts";
 import { kafkaJars, kafkaUnavailable, startKafka } from "../support/kafka-server.ts";
 import { testTls } from "../support/tls.ts";
+import { until } from "../support/until.ts";
 import { consumeWithJava, envelope, kafkaRequest, SECRET, startRelay } from "./kafka-support.ts";
 
 // The Kafka sender against a real broker (scripts/kafka.sh), its records read back by Kafka's own Java
@@ -17,6 +19,16 @@ import { consumeWithJava, envelope, kafkaRequest, SECRET, startRelay } from "./k
 const missing = kafkaUnavailable();
 if (missing && BROKERS_REQUIRED) throw new Error(`CI needs Kafka: ${missing}`);
 
+const PASSWORD = "right-password-7Qx";
+/** kafkajs's ConfigResourceTypes.BROKER (not a named export Node's CommonJS loader finds). */
+const BROKER_RESOURCE = 4;
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
 const ED_KEY = newEd25519Secret(crypto.getRandomValues(new Uint8Array(32)));
 /** Maps test host names to addresses, as DNS would (a name not in it does not exist), noting each asked. */
 function names(table: Record<string, string>): Resolve & { asked: string[] } {
@@ -174,6 +186,80 @@ describe.skipIf(missing)(
       } finally {
         await relay.close();
       }
+    });
+
+    it("answers auth_error for a SASL password the broker refuses, and never logs the password", async () => {
+      // scripts/kafka.sh has no SASL listener: one is added to the running broker through the Admin API
+      // (per-broker dynamic configs), named for this run so a shared broker is not disturbed.
+      const name = `SASL_${Date.now() % 1_000_000}`;
+      const saslPort = await freePort();
+      const a = admin();
+      await a.connect();
+      const [current] = (
+        await a.describeConfigs({
+          resources: [
+            {
+              type: BROKER_RESOURCE,
+              name: "1",
+              configNames: ["listeners", "listener.security.protocol.map"],
+            },
+          ],
+          includeSynonyms: false,
+        })
+      ).resources;
+      const value = (n: string) => current?.configEntries.find((e) => e.configName === n)?.configValue ?? "";
+      await a.alterConfigs({
+        validateOnly: false,
+        resources: [
+          {
+            type: BROKER_RESOURCE,
+            name: "1",
+            configEntries: [
+              {
+                name: "listener.security.protocol.map",
+                value: `${value("listener.security.protocol.map")},${name}:SASL_PLAINTEXT`,
+              },
+              { name: "listeners", value: `${value("listeners")},${name}://127.0.0.1:${saslPort}` },
+              { name: `listener.name.${name.toLowerCase()}.sasl.enabled.mechanisms`, value: "PLAIN" },
+              {
+                name: `listener.name.${name.toLowerCase()}.plain.sasl.jaas.config`,
+                value: `org.apache.kafka.common.security.plain.PlainLoginModule required user_herald="${PASSWORD}";`,
+              },
+            ],
+          },
+        ],
+      });
+      await a.disconnect();
+      const lines: string[] = [];
+      const logger = {
+        debug: (msg: string, fields?: Record<string, unknown>) =>
+          lines.push(JSON.stringify({ msg, ...fields })),
+        info() {},
+        warn() {},
+        error() {},
+        child: () => logger,
+      };
+      const s = sender({ logger });
+      const to = (password: string, endpointId: string) =>
+        kafkaRequest(
+          `127.0.0.1:${saslPort}`,
+          `sasl-${Date.now()}`,
+          { endpointId },
+          {
+            sasl: { mechanism: "plain", username: "herald", password },
+          },
+        );
+      await until(
+        async () => (await s.send(to("wrong-password-x9", "ep_wrong"))).error === "auth_error",
+        "auth_error",
+      );
+      // The right password is taken: the broker answers metadata, then names no leader on this listener
+      // (a listener added at run time cannot be advertised: advertised.listeners is static in KRaft).
+      const right = await s.send(to(PASSWORD, "ep_right"));
+      expect(right.error).toBe("broker_rejected");
+      expect(lines.join("\n")).toContain("Invalid username or password");
+      expect(lines.join("\n")).toContain("listener");
+      for (const secret of ["wrong-password-x9", PASSWORD]) expect(lines.join("\n")).not.toContain(secret);
     });
 
     it("names TLS failures tls_error and sends the host name as TLS server name", async () => {
