@@ -139,7 +139,13 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
     const start = performance.now();
     const destination = req.destination;
     if (closed || destination.kind !== "kafka") return failureOutcome("connection_error", elapsed(start));
-    const entry = producerFor(req, destination);
+    let entry: Pooled;
+    try {
+      entry = producerFor(req, destination);
+    } catch (err) {
+      // kafkajs refuses a configuration it cannot use (a broker without a port) when the client is made.
+      return failureOutcome(classifyKafkaFailure(err), elapsed(start));
+    }
     const pooled = pool.get(req.endpointId) === entry;
     entry.sending += 1;
     entry.lastUsed = clock.now().getTime();
