@@ -25,6 +25,7 @@ const NODE22_SUITES = [
   "test/e2e/runtimes.test.ts",
   "test/app/engine/",
   "test/adapters/delivery/",
+  "test/adapters/destinations/",
   "test/adapters/http/console/browser.test.ts",
   "test/e2e/delivery-crash.test.ts",
 ];
