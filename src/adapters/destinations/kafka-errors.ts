@@ -12,6 +12,8 @@ const AUTH_TYPES = new Set([
 ]);
 const NOT_FOUND_TYPES = new Set(["UNKNOWN_TOPIC_OR_PARTITION", "UNKNOWN_TOPIC_ID"]);
 const TOO_LARGE_TYPES = new Set(["MESSAGE_TOO_LARGE", "RECORD_LIST_TOO_LARGE"]);
+// Retriable in kafkajs's table, yet about the record's bytes rather than the cluster's state.
+const REJECTED_TYPES = new Set(["CORRUPT_MESSAGE"]);
 // kafkajs's names for failures of the connection rather than of the request; classify.ts reads their codes.
 const CONNECTION_NAMES = new Set([
   "KafkaJSConnectionError",
@@ -34,7 +36,8 @@ const text = (v: unknown): string => (typeof v === "string" ? v : "");
  * Names a failed Kafka send (ADR 27's closed list): the innermost reason kafkajs gives wins over the
  * retry wrapper around it. SASL refusals are `auth_error`; an unknown topic after kafkajs's metadata
  * retries is `destination_not_found`; a record over the broker's limit is `message_too_large`; any other
- * answer of the broker refusing the record is `broker_rejected`; connection failures are named from their
+ * answer refusing the record is `broker_rejected`, one saying the cluster cannot take records now (kafkajs
+ * marks it retriable: no leader, too few replicas) is `connection_error`; connection failures are named from their
  * socket codes as HTTPS ones are (`connection_error`, `dns_error`, `tls_error`, `blocked_address`, `timeout`).
  */
 export function classifyKafkaFailure(err: unknown): SendError {
@@ -46,8 +49,12 @@ export function classifyKafkaFailure(err: unknown): SendError {
     if (NOT_FOUND_TYPES.has(type)) return "destination_not_found";
     if (TOO_LARGE_TYPES.has(type)) return "message_too_large";
     if (type === "REQUEST_TIMED_OUT" || name === "KafkaJSRequestTimeoutError") return "timeout";
-    if (name === "KafkaJSProtocolError" || (type !== "" && name.startsWith("KafkaJS")))
-      return "broker_rejected";
+    if (name === "KafkaJSProtocolError" || (type !== "" && name.startsWith("KafkaJS"))) {
+      // A retriable answer still failing after kafkajs's retries (no leader, too few in-sync replicas,
+      // a storage error, no listener for this address) says the cluster cannot take records now, as a
+      // broker that went away cannot: connection_error. Only a refusal of the record is broker_rejected.
+      return e.retriable === true && !REJECTED_TYPES.has(type) ? "connection_error" : "broker_rejected";
+    }
     if (CONNECTION_NAMES.has(name)) return classifyFailure(e);
   }
   return classifyFailure(err);

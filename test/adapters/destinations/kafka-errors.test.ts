@@ -59,8 +59,11 @@ describe("classifyKafkaFailure", () => {
     ],
     ["INVALID_RECORD (87)", protocol(87), "broker_rejected"],
     ["CORRUPT_MESSAGE (2)", protocol(2), "broker_rejected"],
-    ["NOT_ENOUGH_REPLICAS (19) after retries", exhausted(protocol(19)), "broker_rejected"],
-    ["LISTENER_NOT_FOUND (72)", exhausted(protocol(72)), "broker_rejected"],
+    ["NOT_ENOUGH_REPLICAS (19) after retries", exhausted(protocol(19)), "connection_error"],
+    ["LEADER_NOT_AVAILABLE (5) after retries", exhausted(protocol(5)), "connection_error"],
+    ["NOT_LEADER_FOR_PARTITION (6) after retries", exhausted(protocol(6)), "connection_error"],
+    ["LISTENER_NOT_FOUND (72)", exhausted(protocol(72)), "connection_error"],
+    ["KAFKA_STORAGE_ERROR (56)", exhausted(protocol(56)), "connection_error"],
     [
       "connection refused",
       exhausted(socketError("connect ECONNREFUSED 10.0.0.1:9092", "ECONNREFUSED")),
