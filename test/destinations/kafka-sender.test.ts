@@ -1,4 +1,3 @@
-import { createServer } from "node:net";
 import { Kafka, logLevel } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook } from "../../clients/typescript/verify.ts";
@@ -10,25 +9,23 @@ import { BROKERS_REQUIRED, type BrokerServer } from "../support/broker-server.ts
 import { kafkaJars, kafkaUnavailable, startKafka } from "../support/kafka-server.ts";
 import { testTls } from "../support/tls.ts";
 import { until } from "../support/until.ts";
-import { consumeWithJava, envelope, kafkaRequest, SECRET, startRelay } from "./kafka-support.ts";
+import {
+  addPlainSaslListener,
+  consumeWithJava,
+  envelope,
+  kafkaRequest,
+  SECRET,
+  startRelay,
+} from "./kafka-support.ts";
 
 // The Kafka sender against a real broker (scripts/kafka.sh), its records read back by Kafka's own Java
 // consumer and verified with Herald's published verifier (clients/typescript/verify.ts): the body byte for
-// byte, the key, the signature headers in order. Then what it answers when the topic, the address or TLS
-// is wrong. The outage, the pool and the timeout are kafka-outage.test.ts's.
+// byte, the key, the signature headers in order. Then what it answers when the topic, the record's size,
+// the address, the password or TLS is wrong. The outage, the pool and the timeout are kafka-outage.test.ts's.
 const missing = kafkaUnavailable();
 if (missing && BROKERS_REQUIRED) throw new Error(`CI needs Kafka: ${missing}`);
 
 const PASSWORD = "right-password-7Qx";
-/** kafkajs's ConfigResourceTypes.BROKER (not a named export Node's CommonJS loader finds). */
-const BROKER_RESOURCE = 4;
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 const ED_KEY = newEd25519Secret(crypto.getRandomValues(new Uint8Array(32)));
 /** Maps test host names to addresses, as DNS would (a name not in it does not exist), noting each asked. */
 function names(table: Record<string, string>): Resolve & { asked: string[] } {
@@ -150,6 +147,24 @@ describe.skipIf(missing)(
       await a.disconnect();
     });
 
+    it("answers message_too_large for a record over the topic's limit", async () => {
+      const topic = `small-${Date.now()}`;
+      const a = admin();
+      await a.connect();
+      await a.createTopics({
+        topics: [{ topic, numPartitions: 1, configEntries: [{ name: "max.message.bytes", value: "2048" }] }],
+        waitForLeaders: true,
+      });
+      await a.disconnect();
+      const s = sender();
+      const big = await s.send(
+        kafkaRequest(brokers, topic, { body: envelope("evt_big", { pad: "x".repeat(4096) }) }),
+      );
+      expect([big.ok, big.error]).toEqual([false, "message_too_large"]);
+      // The same producer goes on: a small one fits.
+      expect((await s.send(kafkaRequest(brokers, topic))).ok).toBe(true);
+    });
+
     it("refuses loopback brokers unless private networks are allowed, and connects to the address it checked", async () => {
       const topic = `guarded-${Date.now()}`;
       resolver = names({ "kafka.example.test": "127.0.0.1" });
@@ -189,47 +204,8 @@ describe.skipIf(missing)(
     });
 
     it("answers auth_error for a SASL password the broker refuses, and never logs the password", async () => {
-      // scripts/kafka.sh has no SASL listener: one is added to the running broker through the Admin API
-      // (per-broker dynamic configs), named for this run so a shared broker is not disturbed.
-      const name = `SASL_${Date.now() % 1_000_000}`;
-      const saslPort = await freePort();
-      const a = admin();
-      await a.connect();
-      const [current] = (
-        await a.describeConfigs({
-          resources: [
-            {
-              type: BROKER_RESOURCE,
-              name: "1",
-              configNames: ["listeners", "listener.security.protocol.map"],
-            },
-          ],
-          includeSynonyms: false,
-        })
-      ).resources;
-      const value = (n: string) => current?.configEntries.find((e) => e.configName === n)?.configValue ?? "";
-      await a.alterConfigs({
-        validateOnly: false,
-        resources: [
-          {
-            type: BROKER_RESOURCE,
-            name: "1",
-            configEntries: [
-              {
-                name: "listener.security.protocol.map",
-                value: `${value("listener.security.protocol.map")},${name}:SASL_PLAINTEXT`,
-              },
-              { name: "listeners", value: `${value("listeners")},${name}://127.0.0.1:${saslPort}` },
-              { name: `listener.name.${name.toLowerCase()}.sasl.enabled.mechanisms`, value: "PLAIN" },
-              {
-                name: `listener.name.${name.toLowerCase()}.plain.sasl.jaas.config`,
-                value: `org.apache.kafka.common.security.plain.PlainLoginModule required user_herald="${PASSWORD}";`,
-              },
-            ],
-          },
-        ],
-      });
-      await a.disconnect();
+      // scripts/kafka.sh has no SASL listener: one is added to the running broker (kafka-support.ts).
+      const saslPort = await addPlainSaslListener(brokers, "herald", PASSWORD);
       const lines: string[] = [];
       const logger = {
         debug: (msg: string, fields?: Record<string, unknown>) =>

@@ -1,6 +1,7 @@
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { join, resolve } from "node:path";
 import { createServer as createTlsServer, type TLSSocket } from "node:tls";
+import { Kafka, logLevel } from "kafkajs";
 import type { BrokerDeliveryRequest } from "../../src/app/ports/sending.ts";
 import type { KafkaDestination } from "../../src/domain/destination.ts";
 import { run } from "../support/broker-server.ts";
@@ -172,4 +173,59 @@ export async function startSilentServer(): Promise<{
         server.close(() => res());
       }),
   };
+}
+
+/** kafkajs's ConfigResourceTypes.BROKER (not a named export Node's CommonJS loader finds). */
+const BROKER_RESOURCE = 4;
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolvePort(port));
+    });
+  });
+}
+
+/**
+ * Adds a SASL_PLAINTEXT listener with PLAIN and one user to the running broker (scripts/kafka.sh has none)
+ * through the Admin API's per-broker dynamic configs, under a name of its own so a shared broker keeps
+ * its other listeners; answers its port. Its advertised address cannot be added (advertised.listeners is
+ * static in KRaft), so a client authenticates there and is then told there is no listener for it.
+ */
+export async function addPlainSaslListener(brokers: string, user: string, password: string): Promise<number> {
+  const name = `SASL_${Date.now() % 1_000_000}`;
+  const port = await freePort();
+  const admin = new Kafka({ clientId: "test", brokers: [brokers], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const configNames = ["listeners", "listener.security.protocol.map"];
+    const [current] = (
+      await admin.describeConfigs({
+        resources: [{ type: BROKER_RESOURCE, name: "1", configNames }],
+        includeSynonyms: false,
+      })
+    ).resources;
+    const value = (n: string) => current?.configEntries.find((e) => e.configName === n)?.configValue ?? "";
+    const lower = name.toLowerCase();
+    const configEntries = [
+      {
+        name: "listener.security.protocol.map",
+        value: `${value("listener.security.protocol.map")},${name}:SASL_PLAINTEXT`,
+      },
+      { name: "listeners", value: `${value("listeners")},${name}://127.0.0.1:${port}` },
+      { name: `listener.name.${lower}.sasl.enabled.mechanisms`, value: "PLAIN" },
+      {
+        name: `listener.name.${lower}.plain.sasl.jaas.config`,
+        value: `org.apache.kafka.common.security.plain.PlainLoginModule required user_${user}="${password}";`,
+      },
+    ];
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [{ type: BROKER_RESOURCE, name: "1", configEntries }],
+    });
+  } finally {
+    await admin.disconnect();
+  }
+  return port;
 }
