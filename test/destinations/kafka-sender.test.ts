@@ -4,13 +4,15 @@ import { verifyWebhook } from "../../clients/typescript/verify.ts";
 import type { Resolve } from "../../src/adapters/delivery/guarded-lookup.ts";
 import { createKafkaSender } from "../../src/adapters/destinations/kafka.ts";
 import type { BrokerSender } from "../../src/app/ports/sending.ts";
+import { SASL_MECHANISMS, type SaslMechanism } from "../../src/domain/destination.ts";
 import { ed25519PublicKey, newEd25519Secret } from "../../src/domain/standard-webhooks-ed25519.ts";
 import { BROKERS_REQUIRED, type BrokerServer } from "../support/broker-server.ts";
 import { kafkaJars, kafkaUnavailable, startKafka } from "../support/kafka-server.ts";
 import { testTls } from "../support/tls.ts";
 import { until } from "../support/until.ts";
 import {
-  addPlainSaslListener,
+  addSaslListener,
+  addScramUser,
   consumeWithJava,
   envelope,
   kafkaRequest,
@@ -26,6 +28,7 @@ const missing = kafkaUnavailable();
 if (missing && BROKERS_REQUIRED) throw new Error(`CI needs Kafka: ${missing}`);
 
 const PASSWORD = "right-password-7Qx";
+const WRONG = "wrong-password-x9";
 const ED_KEY = newEd25519Secret(crypto.getRandomValues(new Uint8Array(32)));
 /** Maps test host names to addresses, as DNS would (a name not in it does not exist), noting each asked. */
 function names(table: Record<string, string>): Resolve & { asked: string[] } {
@@ -203,9 +206,10 @@ describe.skipIf(missing)(
       }
     });
 
-    it("answers auth_error for a SASL password the broker refuses, and never logs the password", async () => {
+    it("answers auth_error for a SASL password the broker refuses, on each mechanism, and never logs it", async () => {
       // scripts/kafka.sh has no SASL listener: one is added to the running broker (kafka-support.ts).
-      const saslPort = await addPlainSaslListener(brokers, "herald", PASSWORD);
+      const saslPort = await addSaslListener(brokers, "herald", PASSWORD);
+      await addScramUser(await kafkaJars(), brokers, "herald", PASSWORD);
       const lines: string[] = [];
       const logger = {
         debug: (msg: string, fields?: Record<string, unknown>) =>
@@ -216,27 +220,30 @@ describe.skipIf(missing)(
         child: () => logger,
       };
       const s = sender({ logger });
-      const to = (password: string, endpointId: string) =>
+      const to = (mechanism: SaslMechanism, password: string) =>
         kafkaRequest(
           `127.0.0.1:${saslPort}`,
           `sasl-${Date.now()}`,
-          { endpointId },
-          {
-            sasl: { mechanism: "plain", username: "herald", password },
-          },
+          { endpointId: `ep_${mechanism}_${password === PASSWORD ? "right" : "wrong"}` },
+          { sasl: { mechanism, username: "herald", password } },
         );
-      await until(
-        async () => (await s.send(to("wrong-password-x9", "ep_wrong"))).error === "auth_error",
-        "auth_error",
-      );
-      // The right password is taken: the broker answers metadata, then names no leader on this listener
-      // (LISTENER_NOT_FOUND: a listener added at run time cannot be advertised, advertised.listeners is
-      // static in KRaft), a cluster that cannot take the record now, as a broker that went away cannot.
-      const right = await s.send(to(PASSWORD, "ep_right"));
-      expect(right.error).toBe("connection_error");
-      expect(lines.join("\n")).toContain("Invalid username or password");
-      expect(lines.join("\n")).toContain("listener");
-      for (const secret of ["wrong-password-x9", PASSWORD]) expect(lines.join("\n")).not.toContain(secret);
+      // The listener opens moments after the change is accepted.
+      await until(async () => (await s.send(to("plain", WRONG))).error === "auth_error", "auth_error");
+      for (const mechanism of SASL_MECHANISMS) {
+        expect([mechanism, (await s.send(to(mechanism, WRONG))).error]).toEqual([mechanism, "auth_error"]);
+        // The right password is taken: the broker answers metadata, then names no leader on this listener
+        // (LISTENER_NOT_FOUND: a listener added at run time cannot be advertised, advertised.listeners is
+        // static in KRaft), a cluster that cannot take the record now, as a broker that went away cannot.
+        expect([mechanism, (await s.send(to(mechanism, PASSWORD))).error]).toEqual([
+          mechanism,
+          "connection_error",
+        ]);
+      }
+      const logged = lines.join("\n");
+      expect(logged).toContain("Invalid username or password");
+      expect(logged).toContain("SCRAM-SHA-512");
+      expect(logged).toContain("no listener");
+      for (const secret of [WRONG, PASSWORD]) expect(logged).not.toContain(secret);
     });
 
     it("names TLS failures tls_error and sends the host name as TLS server name", async () => {

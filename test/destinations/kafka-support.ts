@@ -188,12 +188,13 @@ function freePort(): Promise<number> {
 }
 
 /**
- * Adds a SASL_PLAINTEXT listener with PLAIN and one user to the running broker (scripts/kafka.sh has none)
+ * Adds a SASL_PLAINTEXT listener with PLAIN (one user) and SCRAM-SHA-256/512 (users made by
+ * addScramUser) to the running broker (scripts/kafka.sh has none)
  * through the Admin API's per-broker dynamic configs, under a name of its own so a shared broker keeps
  * its other listeners; answers its port. Its advertised address cannot be added (advertised.listeners is
  * static in KRaft), so a client authenticates there and is then told there is no listener for it.
  */
-export async function addPlainSaslListener(brokers: string, user: string, password: string): Promise<number> {
+export async function addSaslListener(brokers: string, user: string, password: string): Promise<number> {
   const name = `SASL_${Date.now() % 1_000_000}`;
   const port = await freePort();
   const admin = new Kafka({ clientId: "test", brokers: [brokers], logLevel: logLevel.NOTHING }).admin();
@@ -214,7 +215,11 @@ export async function addPlainSaslListener(brokers: string, user: string, passwo
         value: `${value("listener.security.protocol.map")},${name}:SASL_PLAINTEXT`,
       },
       { name: "listeners", value: `${value("listeners")},${name}://127.0.0.1:${port}` },
-      { name: `listener.name.${lower}.sasl.enabled.mechanisms`, value: "PLAIN" },
+      { name: `listener.name.${lower}.sasl.enabled.mechanisms`, value: "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512" },
+      ...["scram-sha-256", "scram-sha-512"].map((m) => ({
+        name: `listener.name.${lower}.${m}.sasl.jaas.config`,
+        value: "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+      })),
       {
         name: `listener.name.${lower}.plain.sasl.jaas.config`,
         value: `org.apache.kafka.common.security.plain.PlainLoginModule required user_${user}="${password}";`,
@@ -228,4 +233,15 @@ export async function addPlainSaslListener(brokers: string, user: string, passwo
     await admin.disconnect();
   }
   return port;
+}
+
+/** Gives `user` SCRAM-SHA-256 and SCRAM-SHA-512 credentials, with Kafka's Java Admin client. */
+export async function addScramUser(
+  jars: string,
+  brokers: string,
+  user: string,
+  password: string,
+): Promise<void> {
+  const file = join(ROOT, "test/destinations/fixtures/KafkaScramUser.java");
+  await run("java", ["-Xmx256m", "-cp", `${jars}/*`, file, brokers, user, password]);
 }
