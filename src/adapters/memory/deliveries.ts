@@ -36,6 +36,7 @@ export const deliveryOf = (d: Delivery): Delivery => ({
   sequence: d.sequence,
   signatureScheme: d.signatureScheme,
   headerNames: d.headerNames ? [...d.headerNames] : null,
+  receipt: d.receipt ? { ...d.receipt } : null,
 });
 
 /** Cancelled because another attempt of its pair succeeded (ADR 19); a send then in flight still records. */
@@ -195,6 +196,7 @@ export class MemoryDeliveries implements DeliveryRepository {
       d.nextAttemptAt = r.nextAttemptAt ? new Date(r.nextAttemptAt) : null;
       d.signatureScheme = r.signatureScheme ?? null;
       d.headerNames = r.headerNames ? [...r.headerNames] : null;
+      d.receipt = r.receipt ? { ...r.receipt } : null;
     }
     const own = new Set(results.map((r) => r.id));
     for (const r of results) {
