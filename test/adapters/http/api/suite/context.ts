@@ -54,6 +54,7 @@ export const WEBHOOK_KEYS = [
   "headers",
   "held",
   "id",
+  "kind",
   "ordering",
   "public_key",
   "rate_limit",
