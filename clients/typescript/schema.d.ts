@@ -3315,18 +3315,9 @@ export interface components {
             /** @example must use https:// */
             message: string;
         };
-        WebhookWithSecret: {
-            kind: "WebhookWithSecret";
-        } & (Omit<components["schemas"]["Webhook"], "kind"> & {
-            /**
-             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
-             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
-             */
-            secret: string;
-        });
-        /** @description A registered endpoint, one variant per `kind`. The secret is never shown again; an Ed25519 private key, custom header values and a destination's credentials never at all (********). */
-        Webhook: components["schemas"]["HttpsWebhook"] | components["schemas"]["KafkaWebhook"] | components["schemas"]["RabbitmqWebhook"] | components["schemas"]["SqsWebhook"];
-        HttpsWebhook: {
+        /** @description A registered endpoint, one variant per `kind`. The secret is never shown again; an Ed25519 private key, custom header values and a destination's credentials never at all (********). With the secret (or public key) just issued. */
+        WebhookWithSecret: components["schemas"]["HttpsWebhookWithSecret"] | components["schemas"]["KafkaWebhookWithSecret"] | components["schemas"]["RabbitmqWebhookWithSecret"] | components["schemas"]["SqsWebhookWithSecret"];
+        HttpsWebhookWithSecret: {
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3391,6 +3382,11 @@ export interface components {
             client_certificate: components["schemas"]["ClientCertificate"];
             /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
             held: number;
+            /**
+             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            secret: string;
         };
         /**
          * @description Only events matching this MongoDB-style query over the envelope are delivered (no filter: every event). Fields: `type`, `resource_id`, `occurred_at` (compared as an instant), `data.<path>` (a field of the endpoint's event types). Operators: `$eq $ne $in $nin $gt $gte $lt $lte $exists $regex` (`$options`: i, m, s) `$not` on a field, `$and $or $nor` on clauses. Values compare only with values of the same JSON type. At most 4096 bytes, 10 levels, 200 keys and items, 8 `$regex` of at most 256 characters (no backreferences or lookaround).
@@ -3428,7 +3424,7 @@ export interface components {
              */
             fingerprint_sha256: string;
         } | null;
-        KafkaWebhook: {
+        KafkaWebhookWithSecret: {
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3494,6 +3490,11 @@ export interface components {
             client_certificate: components["schemas"]["ClientCertificate"];
             /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
             held: number;
+            /**
+             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            secret: string;
         };
         KafkaDestination: {
             brokers: string[];
@@ -3512,7 +3513,7 @@ export interface components {
                 password: "********";
             } | null;
         };
-        RabbitmqWebhook: {
+        RabbitmqWebhookWithSecret: {
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3578,6 +3579,11 @@ export interface components {
             client_certificate: components["schemas"]["ClientCertificate"];
             /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
             held: number;
+            /**
+             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            secret: string;
         };
         RabbitmqDestination: {
             url: string;
@@ -3586,7 +3592,7 @@ export interface components {
             exchange: string;
             routing_key: string;
         };
-        SqsWebhook: {
+        SqsWebhookWithSecret: {
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3652,6 +3658,11 @@ export interface components {
             client_certificate: components["schemas"]["ClientCertificate"];
             /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
             held: number;
+            /**
+             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            secret: string;
         };
         SqsDestination: {
             queue_url: string;
@@ -3669,10 +3680,10 @@ export interface components {
         CreateWebhookRequest: components["schemas"]["CreateHttpsWebhookRequest"] | components["schemas"]["CreateKafkaWebhookRequest"] | components["schemas"]["CreateRabbitmqWebhookRequest"] | components["schemas"]["CreateSqsWebhookRequest"];
         CreateHttpsWebhookRequest: {
             /**
-             * @description `https`: deliveries go to an HTTPS URL (the default). (enum property replaced by openapi-typescript)
+             * @description `https`: deliveries go to an HTTPS URL (the default).
              * @enum {string}
              */
-            kind: "CreateHttpsWebhookRequest";
+            kind?: "https";
             /**
              * Format: uri
              * @description Absolute https:// URL, at most 2048 characters, without user or password.
@@ -3742,7 +3753,7 @@ export interface components {
         };
         CreateKafkaWebhookRequest: {
             /**
-             * @description `kafka`: deliveries go to a Kafka topic. (enum property replaced by openapi-typescript)
+             * @description `kafka`: deliveries go to a Kafka topic.
              * @enum {string}
              */
             kind: "kafka";
@@ -3829,7 +3840,7 @@ export interface components {
         };
         CreateRabbitmqWebhookRequest: {
             /**
-             * @description `rabbitmq`: deliveries go to a RabbitMQ exchange. (enum property replaced by openapi-typescript)
+             * @description `rabbitmq`: deliveries go to a RabbitMQ exchange.
              * @enum {string}
              */
             kind: "rabbitmq";
@@ -3900,7 +3911,7 @@ export interface components {
         };
         CreateSqsWebhookRequest: {
             /**
-             * @description `sqs`: deliveries go to an Amazon SQS queue. (enum property replaced by openapi-typescript)
+             * @description `sqs`: deliveries go to an Amazon SQS queue.
              * @enum {string}
              */
             kind: "sqs";
@@ -3983,16 +3994,564 @@ export interface components {
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
+        /** @description A registered endpoint, one variant per `kind`. The secret is never shown again; an Ed25519 private key, custom header values and a destination's credentials never at all (********). */
+        Webhook: components["schemas"]["HttpsWebhook"] | components["schemas"]["KafkaWebhook"] | components["schemas"]["RabbitmqWebhook"] | components["schemas"]["SqsWebhook"];
+        HttpsWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "https";
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+        };
+        KafkaWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "kafka";
+            kafka: components["schemas"]["KafkaDestination"];
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+        };
+        RabbitmqWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "rabbitmq";
+            rabbitmq: components["schemas"]["RabbitmqDestination"];
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+        };
+        SqsWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "sqs";
+            sqs: components["schemas"]["SqsDestination"];
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+        };
         /** @description The endpoint as it now is; with `secret` when the change issued a key (a switch between an HMAC scheme and `standard-webhooks-ed25519`). */
-        ChangedWebhook: {
-            kind: "ChangedWebhook";
-        } & (Omit<components["schemas"]["Webhook"], "kind"> & {
+        ChangedWebhook: components["schemas"]["HttpsChangedWebhook"] | components["schemas"]["KafkaChangedWebhook"] | components["schemas"]["RabbitmqChangedWebhook"] | components["schemas"]["SqsChangedWebhook"];
+        HttpsChangedWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "https";
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
             /**
              * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
              */
             secret?: string;
-        });
+        };
+        KafkaChangedWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "kafka";
+            kafka: components["schemas"]["KafkaDestination"];
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+            /**
+             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            secret?: string;
+        };
+        RabbitmqChangedWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "rabbitmq";
+            rabbitmq: components["schemas"]["RabbitmqDestination"];
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+            /**
+             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            secret?: string;
+        };
+        SqsChangedWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "sqs";
+            sqs: components["schemas"]["SqsDestination"];
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+            /**
+             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            secret?: string;
+        };
         UpdateWebhookRequest: {
             /**
              * Format: uri

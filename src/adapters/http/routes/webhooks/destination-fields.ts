@@ -36,12 +36,10 @@ const topic = z.string().max(249).openapi({
   example: "orders",
   description: "The topic: 1-249 of letters, digits, '.', '_', '-', not '.' or '..' (Kafka's rule).",
 });
-const tls = z
-  .union([z.boolean(), z.strictObject({ ca: z.string().max(MAX_CA_PEM_LENGTH) })])
-  .openapi({
-    description:
-      "TLS to the brokers: true (the system's roots), false (plaintext), or `{ca}`: PEM certificates to trust.",
-  });
+const tls = z.union([z.boolean(), z.strictObject({ ca: z.string().max(MAX_CA_PEM_LENGTH) })]).openapi({
+  description:
+    "TLS to the brokers: true (the system's roots), false (plaintext), or `{ca}`: PEM certificates to trust.",
+});
 const saslFields = {
   mechanism: z.enum(SASL_MECHANISMS),
   username: z.string().max(255).openapi({ example: "herald" }),

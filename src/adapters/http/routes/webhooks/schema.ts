@@ -144,35 +144,47 @@ const webhookCommon = {
   }),
 };
 
-export const WebhookSchema = z
-  .discriminatedUnion("kind", [
-    z.object({ kind: z.literal("https"), ...webhookCommon }).openapi("HttpsWebhook"),
-    z.object({ kind: z.literal("kafka"), kafka: KafkaSchema, ...webhookCommon }).openapi("KafkaWebhook"),
-    z
-      .object({ kind: z.literal("rabbitmq"), rabbitmq: RabbitmqSchema, ...webhookCommon })
-      .openapi("RabbitmqWebhook"),
-    z.object({ kind: z.literal("sqs"), sqs: SqsSchema, ...webhookCommon }).openapi("SqsWebhook"),
-  ])
-  .openapi("Webhook", {
-    description: `A registered endpoint, one variant per \`kind\`. The secret is never shown again; an Ed25519 private key, custom header values and a destination's credentials never at all (${CREDENTIAL_MASK}).`,
-  });
-
 const issuedSecret = z.string().openapi({
   example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=",
   description:
     "What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.",
 });
 
-export const WebhookWithSecretSchema = z
-  .intersection(WebhookSchema, z.object({ secret: issuedSecret }))
-  .openapi("WebhookWithSecret");
+/**
+ * An endpoint answer as a union of one variant per kind (ADR 27), each named `<Kind><name>`, with the
+ * fields `extra` adds. Whole variants rather than an allOf of the union: a generated client would read
+ * an allOf's own name as its `kind`.
+ */
+function webhookUnion<E extends z.ZodRawShape>(name: string, extra: E, description: string) {
+  return z
+    .discriminatedUnion("kind", [
+      z.object({ kind: z.literal("https"), ...webhookCommon, ...extra }).openapi(`Https${name}`),
+      z
+        .object({ kind: z.literal("kafka"), kafka: KafkaSchema, ...webhookCommon, ...extra })
+        .openapi(`Kafka${name}`),
+      z
+        .object({ kind: z.literal("rabbitmq"), rabbitmq: RabbitmqSchema, ...webhookCommon, ...extra })
+        .openapi(`Rabbitmq${name}`),
+      z.object({ kind: z.literal("sqs"), sqs: SqsSchema, ...webhookCommon, ...extra }).openapi(`Sqs${name}`),
+    ])
+    .openapi(name, { description });
+}
 
-export const ChangedWebhookSchema = z
-  .intersection(WebhookSchema, z.object({ secret: issuedSecret.optional() }))
-  .openapi("ChangedWebhook", {
-    description:
-      "The endpoint as it now is; with `secret` when the change issued a key (a switch between an HMAC scheme and `standard-webhooks-ed25519`).",
-  });
+const webhookText = `A registered endpoint, one variant per \`kind\`. The secret is never shown again; an Ed25519 private key, custom header values and a destination's credentials never at all (${CREDENTIAL_MASK}).`;
+
+export const WebhookSchema = webhookUnion("Webhook", {}, webhookText);
+
+export const WebhookWithSecretSchema = webhookUnion(
+  "WebhookWithSecret",
+  { secret: issuedSecret },
+  `${webhookText} With the secret (or public key) just issued.`,
+);
+
+export const ChangedWebhookSchema = webhookUnion(
+  "ChangedWebhook",
+  { secret: issuedSecret.optional() },
+  "The endpoint as it now is; with `secret` when the change issued a key (a switch between an HMAC scheme and `standard-webhooks-ed25519`).",
+);
 
 export const WebhookListSchema = listOf(WebhookSchema, "WebhookList");
 
