@@ -3209,10 +3209,7 @@ export interface components {
             trigger: "automatic" | "manual";
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed" | "skipped" | "cancelled";
-            /**
-             * Format: uri
-             * @description The endpoint URL this attempt used.
-             */
+            /** @description The endpoint URL this attempt used; for a broker endpoint, its destination's address without credentials. */
             url: string;
             response_status: number | null;
             /** @description The first 4 KiB of the answer, as text. */
@@ -3222,6 +3219,16 @@ export interface components {
              * @enum {string|null}
              */
             error: "timeout" | "connection_error" | "dns_error" | "tls_error" | "blocked_address" | "http_status" | "redirect" | "auth_error" | "destination_not_found" | "unroutable" | "broker_rejected" | "message_too_large" | "superseded" | null;
+            /**
+             * @description What a broker answered when it stored the message (ADR 27): `{partition, offset}` (Kafka), `{delivery_tag}` (RabbitMQ), `{message_id, sequence_number}` (SQS; the sequence number on FIFO queues). Null for HTTPS attempts (see `response_status`), failures and attempts not made.
+             * @example {
+             *       "partition": 1,
+             *       "offset": "42"
+             *     }
+             */
+            receipt: {
+                [key: string]: string | number;
+            } | null;
             duration_ms: number | null;
             /**
              * Format: date-time

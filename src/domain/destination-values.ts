@@ -131,6 +131,19 @@ export function mergeDestination<C>(
   throw new Error(`a ${patch.kind} change cannot apply to a ${current.kind} destination`);
 }
 
+/** Text (a broker's error, a thrown message) with every plain credential of `d` replaced by the mask. */
+export function withoutCredentials(text: string, d: BrokerDestination<string>): string {
+  const plain =
+    d.kind === "kafka"
+      ? [d.sasl?.password]
+      : d.kind === "rabbitmq"
+        ? [d.password, d.password && encodeURIComponent(d.password)]
+        : [d.secretAccessKey, d.sessionToken];
+  let out = text;
+  for (const c of plain) if (c) out = out.split(c).join(CREDENTIAL_MASK);
+  return out;
+}
+
 /** The plain credentials a patch (or a whole new destination) gives, by path, for credentialIssues. */
 export function givenCredentials(patch: DestinationPatch | BrokerDestination<string>): [string, string][] {
   const out: [string, string][] = [];

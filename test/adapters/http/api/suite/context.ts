@@ -83,6 +83,7 @@ export const DELIVERY_KEYS = [
   "event_type",
   "id",
   "next_attempt_at",
+  "receipt",
   "response_body",
   "response_status",
   "scheduled_at",
