@@ -57,7 +57,7 @@ export interface Delivery {
   headerNames: string[] | null;
   /**
    * What a broker answered when it stored the attempt's message (ADR 27; see SendOutcome.receipt); absent
-   * or null for an HTTPS attempt, a failure, or one not sent yet.
+   * (stores answer no null) for an HTTPS attempt, a failure, or one not sent yet.
    */
   receipt?: Receipt | null;
 }

@@ -100,6 +100,7 @@ export function deliveryFromDoc(d: DeliveryDoc): Delivery {
     sequence: d.sequence ?? d.created_at.getTime() * 1000,
     signatureScheme: d.signature_scheme ?? null,
     headerNames: d.header_names ?? null,
-    receipt: d.receipt ?? null,
+    // Present only when there is one, as the other stores answer it.
+    ...(d.receipt ? { receipt: d.receipt } : {}),
   };
 }

@@ -66,7 +66,8 @@ export function deliveryFromRow(r: DeliveryRow): Delivery {
     sequence: r.sequence,
     signatureScheme: r.signature_scheme,
     headerNames: r.header_names,
-    receipt: r.receipt ?? null,
+    // Present only when there is one, as the other stores answer it.
+    ...(r.receipt ? { receipt: r.receipt } : {}),
   };
 }
 
