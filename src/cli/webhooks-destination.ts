@@ -136,7 +136,8 @@ export function destinationBody(command: Command, io: Io, v: Values): Record<str
   };
 }
 
-function readPem(command: Command, file: string): string {
+/** A PEM file's text, or a usage error naming --tls-ca. */
+export function readPem(command: Command, file: string): string {
   try {
     return readFileSync(file, "utf8");
   } catch (e) {

@@ -202,4 +202,51 @@ describe("herald webhooks create --kind", () => {
     expect(bad.code).toBe(1);
     expect(bad.err.join("\n")).toContain("body.kafka.brokers.0");
   });
+
+  it("update patches the destination: options of its kind, the password only with --password-from-env", async () => {
+    const cli = await cliHarness();
+    const made = await cli.run([
+      "webhooks",
+      "create",
+      "--kind",
+      "kafka",
+      "--brokers",
+      "b1.example.com:9092",
+      "--topic",
+      "orders",
+      "--events",
+      "message.sent",
+      "--json",
+    ]);
+    const { id } = made.json<Webhook>();
+    const env = { HERALD_DESTINATION_PASSWORD: PASSWORD };
+    const up = await cli.run(["webhooks", "update", id, "--topic", "orders.v2", "--no-tls", "--json"], env);
+    expect(up.code).toBe(0);
+    // The variable alone changes nothing: SASL stays off.
+    expect(up.json<Webhook>()).toMatchObject({
+      url: "kafka://b1.example.com:9092/orders.v2",
+      kafka: { tls: false, sasl: null },
+    });
+    const sasl = await cli.run(
+      ["webhooks", "update", id, "--sasl-mechanism", "plain", "--sasl-username", "u", "--password-from-env"],
+      env,
+    );
+    expect(sasl.code).toBe(0);
+    expect(sasl.stdout).toContain("sasl plain, user u, password ********");
+    expect(sasl.stdout).not.toContain(PASSWORD);
+    const mixed = await cli.run([
+      "webhooks",
+      "update",
+      id,
+      "--topic",
+      "t",
+      "--queue-url",
+      "https://q.example.com/1/q",
+    ]);
+    expect(mixed.code).toBe(2);
+    expect(mixed.err.join("\n")).toContain("options of kafka and sqs exclude each other");
+    const other = await cli.run(["webhooks", "update", id, "--exchange", "e"]);
+    expect(other.code).toBe(1);
+    expect(other.err.join("\n")).toContain("body.rabbitmq");
+  });
 });
