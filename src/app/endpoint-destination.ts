@@ -112,8 +112,9 @@ export function destinationChecks(deps: Pick<AppDeps, "cipher" | "policy">) {
     },
 
     /**
-     * A change of an endpoint's destination, or of what it depends on (its headers, for SQS); null when
-     * the endpoint is an HTTPS one and the change names no destination. The kind never changes (422).
+     * A change of an endpoint's destination, checked with what it depends on (its headers, for SQS);
+     * null when the destination stays as it is (an HTTPS endpoint, or a change naming no destination).
+     * The kind never changes (422).
      */
     async change(
       current: Endpoint,
@@ -138,10 +139,16 @@ export function destinationChecks(deps: Pick<AppDeps, "cipher" | "policy">) {
         if (issues.length) throw invalid(issues);
         return null;
       }
-      issues.push(...contextIssues(currentKind, { ...ctx, clientCertificate: ctx.clientCertificate }));
-      if (!patch && headerNames === undefined && issues.length === 0) return null;
+      issues.push(...contextIssues(currentKind, ctx));
+      if (!patch) {
+        // Only the headers may have changed: an SQS queue takes them as attributes, under AWS's rules;
+        // the destination itself stays as stored (not checked again, not sealed again).
+        if (current.destination.kind === "sqs" && headerNames) issues.push(...sqsAttributeIssues(headerNames));
+        if (issues.length) throw invalid(issues);
+        return null;
+      }
       const held = await mapCredentials<string, Held>(current.destination, (sealed) => ({ sealed }));
-      const p = withoutUrlPassword(patch ?? ({ kind: current.destination.kind } as DestinationPatch), issues);
+      const p = withoutUrlPassword(patch, issues);
       return settle(held, p, headerNames ?? current.headers.map((h) => h.name), issues);
     },
   };
