@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { makeConsoleHarness } from "./console-harness.ts";
+import { makeConsoleHarness, pathOf } from "./console-harness.ts";
 
 // The console shows a broker endpoint's kind, its credential-free url and settings (never a credential),
 // keeps its url out of the settings form, and shows a broker's receipt on the attempt page (ADR 27).
@@ -105,5 +105,34 @@ describe("console: broker endpoints", () => {
     );
     expect(attempt).toContain("sqs message to http://127.0.0.1:9324/000000000000/orders");
     for (const text of [endpointPage, attempt, h.logLines.join("\n")]) expect(text).not.toContain(SQS_SECRET);
+  });
+
+  it("shows a portal session its broker endpoint the same way, read-only for the destination", async () => {
+    const h = await makeConsoleHarness();
+    const { token } = await h.newToken();
+    const made = await h.api(token, "/webhooks", {
+      method: "POST",
+      body: JSON.stringify({
+        kind: "rabbitmq",
+        events: ["message.delivered"],
+        rabbitmq: {
+          url: `amqp://herald:${SASL_PASSWORD}@127.0.0.1:5672/`,
+          exchange: "events",
+          routing_key: "k",
+        },
+      }),
+    });
+    const { id } = (await made.json()) as { id: string };
+    const link = (await (
+      await h.api(token, "/portal-sessions", { method: "POST", body: JSON.stringify({ webhook_ids: [id] }) })
+    ).json()) as { url: string };
+    const p = h.browser("herald_portal");
+    await p.get(pathOf(link.url));
+    const page = await (await p.get(`/portal/endpoints/${id}`)).text();
+    expect(page).toContain("<dt>Kind</dt><dd><code>rabbitmq</code>");
+    expect(page).toContain("amqp://herald@127.0.0.1:5672/?exchange=events&amp;routing_key=k");
+    expect(page).toContain("<dt>Password</dt><dd><code>********</code>");
+    expect(page).not.toContain('name="url"');
+    expect(page).not.toContain(SASL_PASSWORD);
   });
 });
