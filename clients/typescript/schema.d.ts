@@ -76,7 +76,7 @@ export interface paths {
         put?: never;
         /**
          * Register an endpoint
-         * @description Registers an HTTPS endpoint for the listed event types, with optional custom headers and a signature scheme. The secret is shown only in this answer (for `standard-webhooks-ed25519`, `secret` and `public_key` are the public key; the private key is never shown); custom header values are never shown (masked).
+         * @description Registers an endpoint for the listed event types: an HTTPS URL, or (`kind`) a Kafka topic, a RabbitMQ exchange or an Amazon SQS queue, with optional custom headers and a signature scheme. A broker destination's credentials are sealed and never shown (********). The secret is shown only in this answer (for `standard-webhooks-ed25519`, `secret` and `public_key` are the public key; the private key is never shown); custom header values are never shown (masked).
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -105,7 +105,7 @@ export interface paths {
         head?: never;
         /**
          * Change an endpoint
-         * @description Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`). `headers` is merged: a value sets a header, null removes one, headers not named stay. `filter` replaces the payload filter; `filter: null` removes it. Switching `signature_scheme` between an HMAC scheme (`herald-v1`, `standard-webhooks`) and `standard-webhooks-ed25519` issues a key of the new kind at once and drops the old keys (no grace period): the answer's `secret` is the new secret, or the new public key.
+         * @description Changes the given fields. `enabled: false` disables it (`disabled_reason: manual`). `headers` is merged: a value sets a header, null removes one, headers not named stay. `filter` replaces the payload filter; `filter: null` removes it. A broker endpoint's object (`kafka`, `rabbitmq`, `sqs`) is a JSON merge patch: credentials left out are kept; `kind` cannot change. Switching `signature_scheme` between an HMAC scheme (`herald-v1`, `standard-webhooks`) and `standard-webhooks-ed25519` issues a key of the new kind at once and drops the old keys (no grace period): the answer's `secret` is the new secret, or the new public key.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -3209,10 +3209,7 @@ export interface components {
             trigger: "automatic" | "manual";
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed" | "skipped" | "cancelled";
-            /**
-             * Format: uri
-             * @description The endpoint URL this attempt used.
-             */
+            /** @description The endpoint URL this attempt used; for a broker endpoint, its destination's address without credentials. */
             url: string;
             response_status: number | null;
             /** @description The first 4 KiB of the answer, as text. */
@@ -3222,6 +3219,16 @@ export interface components {
              * @enum {string|null}
              */
             error: "timeout" | "connection_error" | "dns_error" | "tls_error" | "blocked_address" | "http_status" | "redirect" | "auth_error" | "destination_not_found" | "unroutable" | "broker_rejected" | "message_too_large" | "superseded" | null;
+            /**
+             * @description What a broker answered when it stored the message (ADR 27): `{partition, offset}` (Kafka), `{delivery_tag}` (RabbitMQ), `{message_id, sequence_number}` (SQS; the sequence number on FIFO queues). Null for HTTPS attempts (see `response_status`), failures and attempts not made.
+             * @example {
+             *       "partition": 1,
+             *       "offset": "42"
+             *     }
+             */
+            receipt: {
+                [key: string]: string | number;
+            } | null;
             duration_ms: number | null;
             /**
              * Format: date-time
@@ -3315,10 +3322,17 @@ export interface components {
             /** @example must use https:// */
             message: string;
         };
-        WebhookWithSecret: {
+        /** @description A registered endpoint, one variant per `kind`. The secret is never shown again; an Ed25519 private key, custom header values and a destination's credentials never at all (********). With the secret (or public key) just issued. */
+        WebhookWithSecret: components["schemas"]["HttpsWebhookWithSecret"] | components["schemas"]["KafkaWebhookWithSecret"] | components["schemas"]["RabbitmqWebhookWithSecret"] | components["schemas"]["SqsWebhookWithSecret"];
+        HttpsWebhookWithSecret: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "https";
             /** Format: uuid */
             id: string;
-            /** Format: uri */
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
             url: string;
             events: components["schemas"]["EventType"][];
             enabled: boolean;
@@ -3417,7 +3431,266 @@ export interface components {
              */
             fingerprint_sha256: string;
         } | null;
-        CreateWebhookRequest: {
+        KafkaWebhookWithSecret: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "kafka";
+            kafka: components["schemas"]["KafkaDestination"];
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+            /**
+             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            secret: string;
+        };
+        KafkaDestination: {
+            brokers: string[];
+            topic: string;
+            /** @enum {string} */
+            key: "resource" | "endpoint";
+            tls: boolean | {
+                ca: string;
+            };
+            sasl: {
+                /** @enum {string} */
+                mechanism: "plain" | "scram-sha-256" | "scram-sha-512";
+                /** @example herald */
+                username: string;
+                /** @enum {string} */
+                password: "********";
+            } | null;
+        };
+        RabbitmqWebhookWithSecret: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "rabbitmq";
+            rabbitmq: components["schemas"]["RabbitmqDestination"];
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+            /**
+             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            secret: string;
+        };
+        RabbitmqDestination: {
+            url: string;
+            /** @enum {string|null} */
+            password: "********" | null;
+            exchange: string;
+            routing_key: string;
+        };
+        SqsWebhookWithSecret: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "sqs";
+            sqs: components["schemas"]["SqsDestination"];
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+            /**
+             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            secret: string;
+        };
+        SqsDestination: {
+            queue_url: string;
+            region: string;
+            access_key_id: string;
+            /** @enum {string} */
+            secret_access_key: "********";
+            /** @enum {string|null} */
+            session_token: "********" | null;
+            endpoint_url: string | null;
+            /** @enum {string} */
+            key: "resource" | "endpoint";
+        };
+        /** @description An endpoint to register: an HTTPS URL (`kind` https, or left out), or a Kafka topic, a RabbitMQ exchange or an SQS queue (`kind` and the object of that name). A broker endpoint's `url` is derived from its object; sending one is refused. */
+        CreateWebhookRequest: components["schemas"]["CreateHttpsWebhookRequest"] | components["schemas"]["CreateKafkaWebhookRequest"] | components["schemas"]["CreateRabbitmqWebhookRequest"] | components["schemas"]["CreateSqsWebhookRequest"];
+        CreateHttpsWebhookRequest: {
+            /**
+             * @description `https`: deliveries go to an HTTPS URL (the default).
+             * @enum {string}
+             */
+            kind?: "https";
             /**
              * Format: uri
              * @description Absolute https:// URL, at most 2048 characters, without user or password.
@@ -3485,16 +3758,461 @@ export interface components {
                 passphrase?: string;
             } | null;
         };
+        CreateKafkaWebhookRequest: {
+            /**
+             * @description `kafka`: deliveries go to a Kafka topic.
+             * @enum {string}
+             */
+            kind: "kafka";
+            kafka: components["schemas"]["KafkaDestinationInput"];
+            /**
+             * @description Event types to receive; no duplicates.
+             * @example [
+             *       "message.delivered",
+             *       "message.bounced"
+             *     ]
+             */
+            events: components["schemas"]["EventType"][];
+            /** @example Order service */
+            description?: string | null;
+            /**
+             * @description Custom headers sent with every delivery to this endpoint (an API key, a routing hint). At most 20 headers and 8192 characters of names and values in all. Names are RFC 7230 tokens of at most 128 characters, unique without regard to case; X-Webhook-*, webhook-*, Proxy-*, User-Agent, Content-Type, Content-Length, Content-Encoding, Host, Expect, traceparent, tracestate and the hop-by-hop headers (Connection, Keep-Alive, Transfer-Encoding, TE, Trailer, Upgrade) are refused. Values are printable ASCII, 1-4096 characters, without a space at either end. Values are encrypted at rest and every answer shows them as ********.
+             * @example {
+             *       "Authorization": "Bearer receiver-api-key"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
+             * @description How deliveries are signed. `herald-v1`: X-Webhook-Id, X-Webhook-Timestamp and X-Webhook-Signature (`v1=` + hex HMAC-SHA256 of `<timestamp>.<body>`, keyed with the whole `whsec_` string). `standard-webhooks`: webhook-id, webhook-timestamp and webhook-signature (`v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, keyed with the base64-decoded part after `whsec_`), as the Standard Webhooks specification defines them. Same secret for both. `standard-webhooks-ed25519`: the same headers with `v1a,` + base64 Ed25519 signature of `<id>.<timestamp>.<body>` (the specification's asymmetric signature); receivers verify with the endpoint's `public_key` and hold no secret. Two signatures during a rotation grace period, in every scheme. Switching between an HMAC scheme and `standard-webhooks-ed25519` issues a key of the new kind and drops the old ones at once.
+             * @default herald-v1
+             * @enum {string}
+             */
+            signature_scheme?: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            filter?: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit?: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering?: "none" | "fifo";
+        };
+        /** @description Where a Kafka endpoint's events go. */
+        KafkaDestinationInput: {
+            /**
+             * @description 1-10 bootstrap brokers as host:port (an IPv6 address in brackets). Private and loopback addresses are refused unless HERALD_ALLOW_PRIVATE_NETWORKS, here and for every broker the cluster advertises.
+             * @example [
+             *       "b1.example.com:9092",
+             *       "b2.example.com:9092"
+             *     ]
+             */
+            brokers: string[];
+            /**
+             * @description The topic: 1-249 of letters, digits, '.', '_', '-', not '.' or '..' (Kafka's rule).
+             * @example orders
+             */
+            topic: string;
+            /**
+             * @description The Kafka record key / SQS FIFO MessageGroupId: `resource` (the event's resource_id: a resource's events stay in one partition or group) or `endpoint` (the endpoint id: one partition or group, a total order).
+             * @default resource
+             * @enum {string}
+             */
+            key?: "resource" | "endpoint";
+            /**
+             * @description TLS to the brokers: true (the system's roots), false (plaintext), or `{ca}`: PEM certificates to trust.
+             * @default true
+             */
+            tls?: boolean | {
+                ca: string;
+            };
+            /** @default null */
+            sasl?: {
+                /** @enum {string} */
+                mechanism: "plain" | "scram-sha-256" | "scram-sha-512";
+                /** @example herald */
+                username: string;
+                /** @description The SASL password. Sealed at rest (AES-256-GCM under HERALD_MASTER_KEY) and shown as ******** in every answer; a change without it keeps it. */
+                password: string;
+            } | null;
+        };
+        CreateRabbitmqWebhookRequest: {
+            /**
+             * @description `rabbitmq`: deliveries go to a RabbitMQ exchange.
+             * @enum {string}
+             */
+            kind: "rabbitmq";
+            rabbitmq: components["schemas"]["RabbitmqDestinationInput"];
+            /**
+             * @description Event types to receive; no duplicates.
+             * @example [
+             *       "message.delivered",
+             *       "message.bounced"
+             *     ]
+             */
+            events: components["schemas"]["EventType"][];
+            /** @example Order service */
+            description?: string | null;
+            /**
+             * @description Custom headers sent with every delivery to this endpoint (an API key, a routing hint). At most 20 headers and 8192 characters of names and values in all. Names are RFC 7230 tokens of at most 128 characters, unique without regard to case; X-Webhook-*, webhook-*, Proxy-*, User-Agent, Content-Type, Content-Length, Content-Encoding, Host, Expect, traceparent, tracestate and the hop-by-hop headers (Connection, Keep-Alive, Transfer-Encoding, TE, Trailer, Upgrade) are refused. Values are printable ASCII, 1-4096 characters, without a space at either end. Values are encrypted at rest and every answer shows them as ********.
+             * @example {
+             *       "Authorization": "Bearer receiver-api-key"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
+             * @description How deliveries are signed. `herald-v1`: X-Webhook-Id, X-Webhook-Timestamp and X-Webhook-Signature (`v1=` + hex HMAC-SHA256 of `<timestamp>.<body>`, keyed with the whole `whsec_` string). `standard-webhooks`: webhook-id, webhook-timestamp and webhook-signature (`v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, keyed with the base64-decoded part after `whsec_`), as the Standard Webhooks specification defines them. Same secret for both. `standard-webhooks-ed25519`: the same headers with `v1a,` + base64 Ed25519 signature of `<id>.<timestamp>.<body>` (the specification's asymmetric signature); receivers verify with the endpoint's `public_key` and hold no secret. Two signatures during a rotation grace period, in every scheme. Switching between an HMAC scheme and `standard-webhooks-ed25519` issues a key of the new kind and drops the old ones at once.
+             * @default herald-v1
+             * @enum {string}
+             */
+            signature_scheme?: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            filter?: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit?: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering?: "none" | "fifo";
+        };
+        /** @description Where a RabbitMQ endpoint's events go. */
+        RabbitmqDestinationInput: {
+            /**
+             * @description amqps:// or amqp:// URL: user, host, port, vhost; no query. A password written in it is taken out and kept as `password`.
+             * @example amqps://herald@mq.example.com:5671/prod
+             */
+            url: string;
+            /** @description The AMQP password. Sealed at rest (AES-256-GCM under HERALD_MASTER_KEY) and shown as ******** in every answer; a change without it keeps it. */
+            password?: string | null;
+            /**
+             * @description The exchange to publish to: letters, digits, '-', '_', '.', ':' ("": the default exchange).
+             * @default
+             * @example events
+             */
+            exchange?: string;
+            /**
+             * @description The routing key, at most 255 bytes (UTF-8). A message no queue is bound for fails as `unroutable`.
+             * @default
+             * @example orders
+             */
+            routing_key?: string;
+        };
+        CreateSqsWebhookRequest: {
+            /**
+             * @description `sqs`: deliveries go to an Amazon SQS queue.
+             * @enum {string}
+             */
+            kind: "sqs";
+            sqs: components["schemas"]["SqsDestinationInput"];
+            /**
+             * @description Event types to receive; no duplicates.
+             * @example [
+             *       "message.delivered",
+             *       "message.bounced"
+             *     ]
+             */
+            events: components["schemas"]["EventType"][];
+            /** @example Order service */
+            description?: string | null;
+            /**
+             * @description Custom headers sent with every delivery to this endpoint (an API key, a routing hint). At most 20 headers and 8192 characters of names and values in all. Names are RFC 7230 tokens of at most 128 characters, unique without regard to case; X-Webhook-*, webhook-*, Proxy-*, User-Agent, Content-Type, Content-Length, Content-Encoding, Host, Expect, traceparent, tracestate and the hop-by-hop headers (Connection, Keep-Alive, Transfer-Encoding, TE, Trailer, Upgrade) are refused. Values are printable ASCII, 1-4096 characters, without a space at either end. Values are encrypted at rest and every answer shows them as ********.
+             * @example {
+             *       "Authorization": "Bearer receiver-api-key"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
+             * @description How deliveries are signed. `herald-v1`: X-Webhook-Id, X-Webhook-Timestamp and X-Webhook-Signature (`v1=` + hex HMAC-SHA256 of `<timestamp>.<body>`, keyed with the whole `whsec_` string). `standard-webhooks`: webhook-id, webhook-timestamp and webhook-signature (`v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, keyed with the base64-decoded part after `whsec_`), as the Standard Webhooks specification defines them. Same secret for both. `standard-webhooks-ed25519`: the same headers with `v1a,` + base64 Ed25519 signature of `<id>.<timestamp>.<body>` (the specification's asymmetric signature); receivers verify with the endpoint's `public_key` and hold no secret. Two signatures during a rotation grace period, in every scheme. Switching between an HMAC scheme and `standard-webhooks-ed25519` issues a key of the new kind and drops the old ones at once.
+             * @default herald-v1
+             * @enum {string}
+             */
+            signature_scheme?: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            filter?: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit?: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering?: "none" | "fifo";
+        };
+        /** @description Where an SQS endpoint's events go. Custom headers travel as message attributes: at most 7 beside the 3 signature headers, names under AWS's rules. */
+        SqsDestinationInput: {
+            /**
+             * Format: uri
+             * @description The queue URL; a name ending in `.fifo` is a FIFO queue (group and deduplication ids are set).
+             * @example https://sqs.eu-west-1.amazonaws.com/123456789012/orders.fifo
+             */
+            queue_url: string;
+            /** @example eu-west-1 */
+            region: string;
+            /**
+             * @description Shown: it authorises nothing alone.
+             * @example AKIAIOSFODNN7EXAMPLE
+             */
+            access_key_id: string;
+            /** @description The secret access key. Sealed at rest (AES-256-GCM under HERALD_MASTER_KEY) and shown as ******** in every answer; a change without it keeps it. */
+            secret_access_key: string;
+            /** @description A session token (temporary credentials). Sealed at rest (AES-256-GCM under HERALD_MASTER_KEY) and shown as ******** in every answer; a change without it keeps it. */
+            session_token?: string | null;
+            /**
+             * Format: uri
+             * @description For an SQS-compatible server: its URL instead of AWS's endpoint for the region.
+             */
+            endpoint_url?: string | null;
+            /**
+             * @description The Kafka record key / SQS FIFO MessageGroupId: `resource` (the event's resource_id: a resource's events stay in one partition or group) or `endpoint` (the endpoint id: one partition or group, a total order).
+             * @default resource
+             * @enum {string}
+             */
+            key?: "resource" | "endpoint";
+        };
         WebhookList: {
             data: components["schemas"]["Webhook"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
-        /** @description A registered endpoint. The secret is never shown again; an Ed25519 private key and custom header values never at all. */
-        Webhook: {
+        /** @description A registered endpoint, one variant per `kind`. The secret is never shown again; an Ed25519 private key, custom header values and a destination's credentials never at all (********). */
+        Webhook: components["schemas"]["HttpsWebhook"] | components["schemas"]["KafkaWebhook"] | components["schemas"]["RabbitmqWebhook"] | components["schemas"]["SqsWebhook"];
+        HttpsWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "https";
             /** Format: uuid */
             id: string;
-            /** Format: uri */
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+        };
+        KafkaWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "kafka";
+            kafka: components["schemas"]["KafkaDestination"];
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+        };
+        RabbitmqWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "rabbitmq";
+            rabbitmq: components["schemas"]["RabbitmqDestination"];
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+        };
+        SqsWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "sqs";
+            sqs: components["schemas"]["SqsDestination"];
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
             url: string;
             events: components["schemas"]["EventType"][];
             enabled: boolean;
@@ -3553,10 +4271,232 @@ export interface components {
             held: number;
         };
         /** @description The endpoint as it now is; with `secret` when the change issued a key (a switch between an HMAC scheme and `standard-webhooks-ed25519`). */
-        ChangedWebhook: {
+        ChangedWebhook: components["schemas"]["HttpsChangedWebhook"] | components["schemas"]["KafkaChangedWebhook"] | components["schemas"]["RabbitmqChangedWebhook"] | components["schemas"]["SqsChangedWebhook"];
+        HttpsChangedWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "https";
             /** Format: uuid */
             id: string;
-            /** Format: uri */
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+            /**
+             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            secret?: string;
+        };
+        KafkaChangedWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "kafka";
+            kafka: components["schemas"]["KafkaDestination"];
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+            /**
+             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            secret?: string;
+        };
+        RabbitmqChangedWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "rabbitmq";
+            rabbitmq: components["schemas"]["RabbitmqDestination"];
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            enabled: boolean;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description Second precision.
+             * @example 2026-11-21T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Last change.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            updated_at: string;
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "failing" | "gone" | null;
+            /**
+             * @description How deliveries are signed.
+             * @enum {string}
+             */
+            signature_scheme: "herald-v1" | "standard-webhooks" | "standard-webhooks-ed25519";
+            /**
+             * @description For `standard-webhooks-ed25519`: the public key receivers verify `v1a` signatures with, `whpk_` + base64 of the 32-byte raw Ed25519 key (the newest one, during a rotation grace period). null for the HMAC schemes. The private key is never shown.
+             * @example whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            public_key: string | null;
+            /**
+             * @description The custom headers sent with every delivery, each value shown as ********.
+             * @example {
+             *       "Authorization": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            filter: components["schemas"]["EventFilter"];
+            /**
+             * @description Exactly one of `per_second` (1-1000) and `per_minute` (1-60000). Deliveries to the endpoint start at least period/count apart, across every Herald process; those over the limit wait (still `pending`).
+             * @example {
+             *       "per_second": 5
+             *     }
+             */
+            rate_limit: {
+                per_second?: number;
+                per_minute?: number;
+            } | null;
+            /**
+             * @description "fifo": events arrive in the order Herald accepted them, one at a time; a failing event holds the ones after it until it succeeds or is given up. "none" (the default): no order, several at a time.
+             * @enum {string}
+             */
+            ordering: "none" | "fifo";
+            client_certificate: components["schemas"]["ClientCertificate"];
+            /** @description Deliveries its ordering holds back: for a FIFO endpoint, every pending delivery but the one at its head. */
+            held: number;
+            /**
+             * @description What the receiver verifies with, issued now. HMAC schemes: the secret, whsec_ + base64 of 32 random bytes, shown only now. `standard-webhooks-ed25519`: the public key (whpk_, the same as `public_key`, readable at any time); the private key is never shown.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8zDdPGsEOqM=
+             */
+            secret?: string;
+        };
+        SqsChangedWebhook: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "sqs";
+            sqs: components["schemas"]["SqsDestination"];
+            /** Format: uuid */
+            id: string;
+            /** @description Where deliveries go: the HTTPS URL, or a broker destination's address without credentials (`kafka://b1:9092,b2:9092/orders`, `amqps://herald@mq.example.com/prod?exchange=events&routing_key=orders`, the SQS queue URL). */
             url: string;
             events: components["schemas"]["EventType"][];
             enabled: boolean;
@@ -3688,6 +4628,98 @@ export interface components {
                 /** @description Only for an encrypted private key: Herald decrypts the key with it once and keeps the key sealed, not the passphrase. */
                 passphrase?: string;
             } | null;
+            /**
+             * @description Only the endpoint's own kind: a kind never changes (a different kind is a different endpoint).
+             * @enum {string}
+             */
+            kind?: "https" | "kafka" | "rabbitmq" | "sqs";
+            kafka?: components["schemas"]["KafkaDestinationChange"];
+            rabbitmq?: components["schemas"]["RabbitmqDestinationChange"];
+            sqs?: components["schemas"]["SqsDestinationChange"];
+        };
+        /** @description A JSON merge patch of a Kafka endpoint's destination. */
+        KafkaDestinationChange: {
+            /**
+             * @description 1-10 bootstrap brokers as host:port (an IPv6 address in brackets). Private and loopback addresses are refused unless HERALD_ALLOW_PRIVATE_NETWORKS, here and for every broker the cluster advertises.
+             * @example [
+             *       "b1.example.com:9092",
+             *       "b2.example.com:9092"
+             *     ]
+             */
+            brokers?: string[];
+            /**
+             * @description The topic: 1-249 of letters, digits, '.', '_', '-', not '.' or '..' (Kafka's rule).
+             * @example orders
+             */
+            topic?: string;
+            /**
+             * @description The Kafka record key / SQS FIFO MessageGroupId: `resource` (the event's resource_id: a resource's events stay in one partition or group) or `endpoint` (the endpoint id: one partition or group, a total order).
+             * @enum {string}
+             */
+            key?: "resource" | "endpoint";
+            /** @description TLS to the brokers: true (the system's roots), false (plaintext), or `{ca}`: PEM certificates to trust. */
+            tls?: boolean | {
+                ca: string;
+            };
+            /** @description Merged into the current SASL settings; null turns SASL off. */
+            sasl?: {
+                /** @enum {string} */
+                mechanism?: "plain" | "scram-sha-256" | "scram-sha-512";
+                /** @example herald */
+                username?: string;
+                /** @description The SASL password. Sealed at rest (AES-256-GCM under HERALD_MASTER_KEY) and shown as ******** in every answer; a change without it keeps it. */
+                password?: string;
+            } | null;
+        };
+        /** @description A JSON merge patch of a RabbitMQ endpoint's destination. */
+        RabbitmqDestinationChange: {
+            /**
+             * @description amqps:// or amqp:// URL: user, host, port, vhost; no query. A password written in it is taken out and kept as `password`.
+             * @example amqps://herald@mq.example.com:5671/prod
+             */
+            url?: string;
+            /** @description The AMQP password. Sealed at rest (AES-256-GCM under HERALD_MASTER_KEY) and shown as ******** in every answer; a change without it keeps it. */
+            password?: string | null;
+            /**
+             * @description The exchange to publish to: letters, digits, '-', '_', '.', ':' ("": the default exchange).
+             * @example events
+             */
+            exchange?: string;
+            /**
+             * @description The routing key, at most 255 bytes (UTF-8). A message no queue is bound for fails as `unroutable`.
+             * @example orders
+             */
+            routing_key?: string;
+        };
+        /** @description A JSON merge patch of an SQS endpoint's destination. */
+        SqsDestinationChange: {
+            /**
+             * Format: uri
+             * @description The queue URL; a name ending in `.fifo` is a FIFO queue (group and deduplication ids are set).
+             * @example https://sqs.eu-west-1.amazonaws.com/123456789012/orders.fifo
+             */
+            queue_url?: string;
+            /** @example eu-west-1 */
+            region?: string;
+            /**
+             * @description Shown: it authorises nothing alone.
+             * @example AKIAIOSFODNN7EXAMPLE
+             */
+            access_key_id?: string;
+            /** @description The secret access key. Sealed at rest (AES-256-GCM under HERALD_MASTER_KEY) and shown as ******** in every answer; a change without it keeps it. */
+            secret_access_key?: string;
+            /** @description A session token. Sealed at rest (AES-256-GCM under HERALD_MASTER_KEY) and shown as ******** in every answer; a change without it keeps it. */
+            session_token?: string | null;
+            /**
+             * Format: uri
+             * @description For an SQS-compatible server: its URL instead of AWS's endpoint for the region.
+             */
+            endpoint_url?: string | null;
+            /**
+             * @description The Kafka record key / SQS FIFO MessageGroupId: `resource` (the event's resource_id: a resource's events stay in one partition or group) or `endpoint` (the endpoint id: one partition or group, a total order).
+             * @enum {string}
+             */
+            key?: "resource" | "endpoint";
         };
         RotateSecretRequest: {
             /**

@@ -1,4 +1,6 @@
 import type { ClientCertificateInput } from "../domain/client-certificate.ts";
+import type { DestinationKind } from "../domain/destination.ts";
+import type { DestinationPatch } from "../domain/destination-values.ts";
 import { disableEndpoint, type Endpoint, enableEndpoint, type Ordering } from "../domain/endpoint.ts";
 import { invalid, notFound } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
@@ -8,6 +10,7 @@ import type { RateLimit } from "../domain/rate-limit.ts";
 import { keyKind, type SignatureScheme } from "../domain/signature-scheme.ts";
 import type { AppDeps } from "./deps.ts";
 import type { EndpointChecks } from "./endpoint-checks.ts";
+import type { DestinationChecks } from "./endpoint-destination.ts";
 import type { EndpointKeys } from "./endpoint-keys.ts";
 import type { EndpointPatch } from "./ports/endpoints.ts";
 import type { Scope } from "./ports/paging.ts";
@@ -27,6 +30,10 @@ export interface EndpointChange {
   ordering?: Ordering | undefined;
   /** A new client certificate and key (replacing any); null removes it; absent keeps it. */
   clientCertificate?: ClientCertificateInput | null | undefined;
+  /** Must be the endpoint's own kind when given: a kind never changes (ADR 27). */
+  kind?: DestinationKind | undefined;
+  /** A merge patch of a broker destination (credentials in plain text); absent keeps it. */
+  destination?: DestinationPatch | undefined;
 }
 
 /** An endpoint after a change, and what its receiver verifies with when the change issued a key. */
@@ -39,6 +46,11 @@ export interface ChangedEndpoint {
 export interface EndpointHooks {
   /** An endpoint was just disabled by hand: its endpoint.disabled event is due (ADR 20). */
   disabled?(endpointId: string): void;
+  /**
+   * An endpoint was changed, disabled or deleted: a producer or channel this process pools for its broker
+   * destination is closed (ADR 27); others see its newer `updatedAt` at their next attempt.
+   */
+  released?(endpointId: string): void;
 }
 
 /**
@@ -49,7 +61,7 @@ export interface EndpointHooks {
 export function endpointChange(
   deps: AppDeps,
   hooks: EndpointHooks,
-  checks: EndpointChecks,
+  checks: EndpointChecks & { destinations: DestinationChecks },
   keys: EndpointKeys,
   mustGet: (scope: Scope, id: string) => Promise<Endpoint>,
 ) {
@@ -60,6 +72,13 @@ export function endpointChange(
     checkInput(change.url, change.headers);
     checkRateLimit(change.rateLimit);
     const current = await mustGet(scope, id);
+    if (current.destination !== null && change.url !== undefined)
+      throw invalid([
+        {
+          path: "url",
+          message: `is derived from the ${current.destination.kind} destination; change the ${current.destination.kind} object instead`,
+        },
+      ]);
     checkFilter(change.filter, change.events ?? current.events);
     if (change.events !== undefined && change.filter === undefined && current.filter !== null) {
       // New event types must not leave the kept filter naming fields none of them has.
@@ -103,6 +122,14 @@ export function endpointChange(
         ? await readCertificate(change.clientCertificate, change.url ?? current.url)
         : change.clientCertificate,
     };
+    const destination = await checks.destinations.change(
+      current,
+      change.kind,
+      change.destination,
+      patch.headers?.map((h) => h.name),
+      { url: undefined, clientCertificate: !!change.clientCertificate },
+    );
+    if (destination) Object.assign(patch, { destination: destination.destination, url: destination.url });
     let secret: string | null = null;
     const kind = change.signatureScheme === undefined ? undefined : keyKind(change.signatureScheme);
     if (kind !== undefined && kind !== keyKind(current.signatureScheme)) {
@@ -132,6 +159,7 @@ export function endpointChange(
     if (!updated) throw notFound("The endpoint");
     // Its endpoint.disabled event goes out now; the maintenance job sends it if this process dies first.
     if (patch.enabled === false) hooks.disabled?.(updated.id);
+    if (updated.destination !== null) hooks.released?.(updated.id);
     return { endpoint: updated, secret };
   };
 }

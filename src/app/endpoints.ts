@@ -1,4 +1,5 @@
 import type { ClientCertificateInput } from "../domain/client-certificate.ts";
+import type { BrokerDestination } from "../domain/destination.ts";
 import {
   type Endpoint,
   enableEndpoint,
@@ -6,7 +7,7 @@ import {
   type Ordering,
   rotateSecrets,
 } from "../domain/endpoint.ts";
-import { notFound } from "../domain/errors.ts";
+import { invalid, notFound } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
 import type { EventFilter } from "../domain/event-filter.ts";
 import type { RateLimit } from "../domain/rate-limit.ts";
@@ -14,12 +15,14 @@ import { DEFAULT_SIGNATURE_SCHEME, keyKind, type SignatureScheme } from "../doma
 import type { AppDeps } from "./deps.ts";
 import { type EndpointChange, type EndpointHooks, endpointChange } from "./endpoint-change.ts";
 import { endpointChecks } from "./endpoint-checks.ts";
+import { destinationChecks } from "./endpoint-destination.ts";
 import { endpointKeys } from "./endpoint-keys.ts";
 import type { EndpointFilter } from "./ports/endpoints.ts";
 import type { Page, PageRequest, Scope } from "./ports/paging.ts";
 
 export interface EndpointInput {
-  url: string;
+  /** The HTTPS endpoint's URL; absent for a broker destination (its address is derived). */
+  url?: string | undefined;
   events: EventType[];
   description?: string | null | undefined;
   /** Custom headers, name to plain value. */
@@ -32,6 +35,8 @@ export interface EndpointInput {
   ordering?: Ordering | undefined;
   /** A client certificate and key to present to the receiver (mutual TLS); null or absent: none. */
   clientCertificate?: ClientCertificateInput | null | undefined;
+  /** A Kafka, RabbitMQ or SQS destination, credentials in plain text (ADR 27); null or absent: HTTPS. */
+  destination?: BrokerDestination<string> | null | undefined;
 }
 
 /**
@@ -58,25 +63,36 @@ export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
     return e;
   };
 
-  const applyChange = endpointChange(deps, hooks, checks, keys, mustGet);
+  const destinations = destinationChecks(deps);
+  const applyChange = endpointChange(deps, hooks, { ...checks, destinations }, keys, mustGet);
 
   return {
     async create(scope: Scope, input: EndpointInput): Promise<EndpointWithSecret> {
-      checkInput(input.url, input.headers);
+      const broker = input.destination ?? null;
+      if (!broker && input.url === undefined) throw invalid([{ path: "url", message: "is required" }]);
+      checkInput(broker ? undefined : input.url, input.headers);
       checkFilter(input.filter, input.events);
       checkRateLimit(input.rateLimit);
       const headers = await changedHeaders([], input.headers ?? {});
+      const destination =
+        broker &&
+        (await destinations.create(
+          broker,
+          headers.map((h) => h.name),
+          { url: input.url, clientCertificate: !!input.clientCertificate },
+        ));
+      const url = destination?.url ?? input.url!;
       const now = clock.now();
       const signatureScheme = input.signatureScheme ?? DEFAULT_SIGNATURE_SCHEME;
       const clientCertificate = input.clientCertificate
-        ? await readCertificate(input.clientCertificate, input.url)
+        ? await readCertificate(input.clientCertificate, url)
         : null;
       const key = await issueKey(keyKind(signatureScheme));
       const endpoint: Endpoint = {
         id: ids.uuid(),
         tenantId: scope.tenantId,
         projectId: scope.projectId,
-        url: input.url,
+        url,
         events: input.events,
         description: input.description ?? null,
         enabled: true,
@@ -95,6 +111,7 @@ export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
         rateLimit: input.rateLimit ?? null,
         ordering: input.ordering ?? "none",
         clientCertificate,
+        destination: destination?.destination ?? null,
       };
       await repos.endpoints.insert(endpoint);
       return { endpoint, secret: key.shown };
@@ -156,6 +173,8 @@ export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
     async remove(scope: Scope, id: string): Promise<void> {
       const removed = await repos.endpoints.delete(scope, id);
       if (!removed) throw notFound("The endpoint");
+      // A producer or channel this process pools for it is closed now (its kind is no longer known).
+      hooks.released?.(id);
       await repos.deliveries.cancelPending(scope, id);
     },
   };

@@ -1,6 +1,7 @@
 import type { Webhook } from "../../clients/typescript/client.ts";
 import { printFields, timeWithAge } from "./format.ts";
 import type { Io } from "./io.ts";
+import { destinationLines } from "./webhooks-destination.ts";
 
 /** `5/s`, `300/m`, or `none`. */
 export function rateLimitLabel(limit: Webhook["rate_limit"]): string {
@@ -17,7 +18,9 @@ export function endpointState(w: Pick<Webhook, "enabled" | "disabled_reason">): 
 export function printWebhook(io: Io, w: Webhook): void {
   printFields(io, [
     ["id", w.id],
+    ["kind", w.kind],
     ["url", w.url],
+    ...destinationLines(w),
     ["events", w.events],
     ["state", endpointState(w)],
     ["rate limit", rateLimitLabel(w.rate_limit)],

@@ -1,14 +1,23 @@
 import type { EventType } from "../../clients/typescript/client.ts";
+import type { components } from "../../clients/typescript/schema.d.ts";
 import { connectApi } from "./api.ts";
 import { headerPairs, orderingArg, rateLimitArg, signatureScheme, splitList } from "./arg-values.ts";
 import { type Command, JSON_OPTION, parseCommandArgs, positionals, usageError } from "./command.ts";
 import { answer } from "./format.ts";
+import {
+  DESTINATION_UPDATE_ARGS,
+  DESTINATION_UPDATE_OPTIONS,
+  destinationPatchBody,
+} from "./webhooks-destination-update.ts";
 import { CLIENT_CERT_OPTIONS, clientCertificateOption, filterOption, ID } from "./webhooks-options.ts";
 import { printSecret, printWebhook } from "./webhooks-output.ts";
 
+/** What PATCH /webhooks/{id} takes (a destination's patch is checked by the API). */
+type UpdateBody = components["schemas"]["UpdateWebhookRequest"];
+
 export const update: Command = {
   name: "webhooks update",
-  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--header NAME=VALUE]... [--remove-header NAME]... [--signature-scheme SCHEME] [--filter JSON] [--rate-limit N/s|N/m|none] [--ordering fifo|none] [--client-cert FILE --client-key FILE | --remove-client-cert] [--enable | --disable] [--json]`,
+  usage: `${ID} [--url URL] [--events TYPES] [--description TEXT] [--header NAME=VALUE]... [--remove-header NAME]... [--signature-scheme SCHEME] [--filter JSON] [--rate-limit N/s|N/m|none] [--ordering fifo|none] [--client-cert FILE --client-key FILE | --remove-client-cert] [--enable | --disable] [destination options] [--json]`,
   summary:
     "Change an endpoint's URL, event types, description, custom headers, signature scheme, filter, rate limit, ordering, client certificate or state.",
   options: [
@@ -28,12 +37,14 @@ export const update: Command = {
     ["--remove-client-cert", "Stop presenting a client certificate; its key is deleted"],
     ["--enable", "Enable the endpoint"],
     ["--disable", "Disable it (disabled_reason: manual); its new events are recorded as skipped"],
+    ...DESTINATION_UPDATE_OPTIONS,
     JSON_OPTION,
   ],
   examples: [
     "npx herald webhooks update 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --events message.delivered --disable",
     `npx herald webhooks update 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --filter '{"data.channel":{"$in":["email","sms"]}}'`,
     "npx herald webhooks update 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --rate-limit 300/m",
+    "npx herald webhooks update 3f1c9e2a-5b7d-4e8f-9a0b-1c2d3e4f5a6b --topic orders.v2 --brokers b3.example.com:9092",
   ],
   api: true,
   async run(args, io, deps) {
@@ -52,6 +63,7 @@ export const update: Command = {
       "client-cert": { type: "string" },
       "client-key": { type: "string" },
       "remove-client-cert": { type: "boolean", default: false },
+      ...DESTINATION_UPDATE_ARGS,
     });
     const [id] = positionals(this, rest, [ID]);
     const certificate = clientCertificateOption(this, io, values["client-cert"], values["client-key"]);
@@ -83,16 +95,17 @@ export const update: Command = {
           : rateLimitArg(this, "--rate-limit", values["rate-limit"], true),
       ordering: values.ordering === undefined ? undefined : orderingArg(this, "--ordering", values.ordering),
       client_certificate: values["remove-client-cert"] ? null : certificate,
+      ...destinationPatchBody(this, io, values),
     };
     if (Object.values(body).every((v) => v === undefined)) {
       throw usageError(
         this,
-        "nothing to change: give --url, --events, --description, --header, --remove-header, --signature-scheme, --filter, --rate-limit, --ordering, --client-cert, --remove-client-cert, --enable or --disable",
+        "nothing to change: give --url, --events, --description, --header, --remove-header, --signature-scheme, --filter, --rate-limit, --ordering, --client-cert, --remove-client-cert, --enable, --disable or a destination's options",
       );
     }
     const api = connectApi(io, deps);
     const { data } = await api.call(
-      api.client.PATCH("/api/v1/webhooks/{id}", { params: { path: { id: id! } }, body }),
+      api.client.PATCH("/api/v1/webhooks/{id}", { params: { path: { id: id! } }, body: body as UpdateBody }),
     );
     return answer(io, values.json, data, () => {
       io.out(`Updated endpoint ${data.id}\n`);

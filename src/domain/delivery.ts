@@ -55,7 +55,15 @@ export interface Delivery {
   signatureScheme: SignatureScheme | null;
   /** The names of the custom headers the attempt sent (never their values); null as `signatureScheme`. */
   headerNames: string[] | null;
+  /**
+   * What a broker answered when it stored the attempt's message (ADR 27; see SendOutcome.receipt); absent
+   * (stores answer no null) for an HTTPS attempt, a failure, or one not sent yet.
+   */
+  receipt?: Receipt | null;
 }
+
+/** A broker's acknowledgement of a stored message: `{partition, offset}`, `{delivery_tag}`, `{message_id, ...}`. */
+export type Receipt = Record<string, string | number>;
 
 /** Earlier in acceptance order first: by sequence, then event id (equal sequences: other processes). */
 export function acceptanceOrder(a: Pick<Delivery, "sequence" | "eventId">, b: typeof a): number {
@@ -118,5 +126,5 @@ export interface SendOutcome {
    * What a broker answered when it stored the message (ADR 27): `{partition, offset}` (Kafka),
    * `{delivery_tag}` (RabbitMQ), `{message_id, sequence_number?}` (SQS). Absent or null for HTTPS.
    */
-  receipt?: Record<string, string | number> | null;
+  receipt?: Receipt | null;
 }

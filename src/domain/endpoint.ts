@@ -1,4 +1,5 @@
 import type { StoredClientCertificate } from "./client-certificate.ts";
+import type { BrokerDestination, DestinationKind } from "./destination.ts";
 import type { EventType } from "./event-catalog.ts";
 import type { EventFilter } from "./event-filter.ts";
 import type { RateLimit } from "./rate-limit.ts";
@@ -57,6 +58,16 @@ export interface Endpoint {
   ordering: Ordering;
   /** Presented when the receiver asks for a client certificate (mutual TLS, ADR 22); null for none. */
   clientCertificate: StoredClientCertificate | null;
+  /**
+   * A Kafka topic, RabbitMQ exchange or SQS queue to deliver to instead of `url` (ADR 27), its
+   * credentials sealed like secrets; `url` then holds its address without credentials. null: HTTPS.
+   */
+  destination: BrokerDestination<string> | null;
+}
+
+/** Where an endpoint's deliveries go: "https", or its destination's kind. */
+export function endpointKind(e: Pick<Endpoint, "destination">): DestinationKind {
+  return e.destination?.kind ?? "https";
 }
 
 export const ORDERINGS = ["none", "fifo"] as const;

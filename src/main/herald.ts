@@ -12,6 +12,7 @@ import { consoleUseCases } from "../app/console.ts";
 import { consoleInsights } from "../app/console-insights.ts";
 import { deliveryUseCases } from "../app/deliveries.ts";
 import type { AppDeps } from "../app/deps.ts";
+import { type BrokerKind, brokerSenders } from "../app/destinations.ts";
 import { endpointTools } from "../app/endpoint-tools.ts";
 import { endpointUseCases } from "../app/endpoints.ts";
 import { createEngine, type Dispatcher } from "../app/engine/engine.ts";
@@ -20,12 +21,13 @@ import { eventUseCases } from "../app/events.ts";
 import type { Logger } from "../app/logger.ts";
 import { maintenanceJobs } from "../app/maintenance.ts";
 import { operationalEvents } from "../app/operational.ts";
-import type { Sender } from "../app/ports/sending.ts";
+import type { BrokerSender, Sender } from "../app/ports/sending.ts";
 import type { Repositories } from "../app/ports/store.ts";
 import { settingsUseCases } from "../app/settings.ts";
 import { tokenUseCases } from "../app/tokens.ts";
 import { heldCount } from "../domain/endpoint.ts";
 import { VERSION } from "../version.ts";
+import { makeBrokerSenders } from "./brokers.ts";
 import { type CommandListener, openStore } from "./store.ts";
 
 export interface HeraldOptions {
@@ -33,6 +35,8 @@ export interface HeraldOptions {
   logger: Logger;
   /** Builds the runtime's HTTP sender. */
   makeSender(config: Config): Sender;
+  /** Builds the broker senders (ADR 27); default: makeBrokerSenders (src/main/brokers.ts). */
+  makeBrokerSenders?(config: Config, logger: Logger): Partial<Record<BrokerKind, BrokerSender>>;
   /** Overrides the configured store (benchmark, tests). */
   store?: StoreKind;
   /** Print a first token when the store starts empty here (default true; the benchmark makes its own). */
@@ -108,7 +112,16 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     logger: logger.child({ component: "operational" }),
     failingAfterMs: config.failingAfterMs,
   });
-  const endpoints = endpointUseCases(deps, { disabled: (id) => operational.disabled(id) });
+  const brokerLogger = logger.child({ component: "destinations" });
+  const brokers = brokerSenders((options.makeBrokerSenders ?? makeBrokerSenders)(config, brokerLogger), {
+    logger: brokerLogger,
+    clock: systemClock,
+  });
+  const endpoints = endpointUseCases(deps, {
+    disabled: (id) => operational.disabled(id),
+    // A producer pooled here for a changed, disabled or deleted endpoint is closed now (best effort).
+    released: (id) => void brokers.release(id),
+  });
   const erasures = erasureUseCases(deps);
   const settings = settingsUseCases({
     settings: repos.settings,
@@ -155,6 +168,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     ids: systemIds,
     cipher,
     sender,
+    brokers,
     logger: logger.child({ component: "dispatcher" }),
     metrics,
     tracing: deps.tracing,
@@ -211,6 +225,8 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
       scheduler.stop();
       clearInterval(purgeConsole);
       await d.stop(graceMs);
+      // After the drain: what was not acknowledged stays pending and is sent again (ADR 27).
+      await brokers.close();
       await sender.close();
       // What is waiting is exported before the process goes (an unreachable collector: 5 s at most).
       await telemetry?.shutdown();

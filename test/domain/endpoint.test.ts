@@ -26,6 +26,7 @@ const endpoint: Endpoint = {
   rateLimit: null,
   ordering: "none",
   clientCertificate: null,
+  destination: null,
   failingSince: null,
   failingNotice: null,
   disabledAt: null,

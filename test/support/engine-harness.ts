@@ -4,6 +4,7 @@ import { createSubjectKeys } from "../../src/adapters/crypto/subject-keys.ts";
 import { createMemoryRepositories } from "../../src/adapters/memory/repositories.ts";
 import { deliveryUseCases } from "../../src/app/deliveries.ts";
 import type { AppDeps } from "../../src/app/deps.ts";
+import { type BrokerKind, brokerSenders } from "../../src/app/destinations.ts";
 import { endpointTools } from "../../src/app/endpoint-tools.ts";
 import { endpointUseCases } from "../../src/app/endpoints.ts";
 import { createEngine, type EngineOptions } from "../../src/app/engine/engine.ts";
@@ -14,7 +15,7 @@ import { maintenanceJobs } from "../../src/app/maintenance.ts";
 import { type OperationalEvents, operationalEvents } from "../../src/app/operational.ts";
 import type { FanOutMetrics } from "../../src/app/ports/events.ts";
 import type { Scope } from "../../src/app/ports/paging.ts";
-import type { DeliveryMetrics, DeliveryRequest, Sender } from "../../src/app/ports/sending.ts";
+import type { BrokerSender, DeliveryMetrics, DeliveryRequest, Sender } from "../../src/app/ports/sending.ts";
 import type { Repositories } from "../../src/app/ports/store.ts";
 import type { SecretCipher } from "../../src/app/ports/system.ts";
 import { settingsUseCases } from "../../src/app/settings.ts";
@@ -123,6 +124,8 @@ export async function engineHarness(
     failingAfterMs?: number;
     /** The dispatcher's logger (default silent). */
     logger?: Logger;
+    /** Broker senders by kind (ADR 27); default none. */
+    brokers?: Partial<Record<BrokerKind, BrokerSender>>;
   } = {},
 ) {
   const repos = opts.repos ?? createMemoryRepositories();
@@ -138,12 +141,14 @@ export async function engineHarness(
   let wakes = 0;
   // Made once the event use cases exist, which need the dispatcher: bound late, as herald.ts does.
   let operational: OperationalEvents | null = null;
+  const brokers = brokerSenders(opts.brokers ?? {}, { logger: opts.logger ?? silentLogger, clock });
   const dispatcher = createEngine({
     repos,
     clock,
     ids,
     cipher,
     sender,
+    brokers,
     logger: opts.logger ?? silentLogger,
     metrics,
     owner: opts.owner ?? "test",
@@ -202,7 +207,10 @@ export async function engineHarness(
     seen,
     dispatcher,
     jobs,
-    endpoints: endpointUseCases(deps, { disabled: (id) => ops.disabled(id) }),
+    endpoints: endpointUseCases(deps, {
+      disabled: (id) => ops.disabled(id),
+      released: (id) => void brokers.release(id),
+    }),
     events,
     operational: ops,
     deliveries: deliveryUseCases(deps),

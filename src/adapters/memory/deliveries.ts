@@ -36,6 +36,8 @@ export const deliveryOf = (d: Delivery): Delivery => ({
   sequence: d.sequence,
   signatureScheme: d.signatureScheme,
   headerNames: d.headerNames ? [...d.headerNames] : null,
+  // Present only when there is one (as every store reads it back).
+  ...(d.receipt ? { receipt: { ...d.receipt } } : {}),
 });
 
 /** Cancelled because another attempt of its pair succeeded (ADR 19); a send then in flight still records. */
@@ -195,6 +197,8 @@ export class MemoryDeliveries implements DeliveryRepository {
       d.nextAttemptAt = r.nextAttemptAt ? new Date(r.nextAttemptAt) : null;
       d.signatureScheme = r.signatureScheme ?? null;
       d.headerNames = r.headerNames ? [...r.headerNames] : null;
+      if (r.receipt) d.receipt = { ...r.receipt };
+      else delete d.receipt;
     }
     const own = new Set(results.map((r) => r.id));
     for (const r of results) {

@@ -15,6 +15,7 @@ const endpointCopy = (e: Endpoint): Endpoint => ({
   filter: e.filter === null ? null : structuredClone(e.filter),
   rateLimit: e.rateLimit && { ...e.rateLimit },
   clientCertificate: e.clientCertificate && { ...e.clientCertificate },
+  destination: e.destination && structuredClone(e.destination),
 });
 
 export class MemoryEndpoints implements EndpointRepository {

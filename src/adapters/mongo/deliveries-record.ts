@@ -80,6 +80,7 @@ async function writeResults(
         next_attempt_at: r.nextAttemptAt,
         signature_scheme: r.signatureScheme ?? null,
         header_names: r.headerNames ?? null,
+        receipt: r.receipt ?? null,
       },
     };
     ops.push({ updateMany: { filter: { _id: r.id, status: "pending" }, update } });

@@ -192,16 +192,18 @@ export class PostgresDeliveries implements DeliveryRepository {
         error = r.error, duration_ms = r.duration_ms, attempted_at = r.attempted_at,
         next_attempt_at = r.next_attempt_at, signature_scheme = r.signature_scheme,
         header_names = CASE WHEN r.header_names IS NULL THEN NULL
-          ELSE ARRAY(SELECT jsonb_array_elements_text(r.header_names::jsonb)) END
+          ELSE ARRAY(SELECT jsonb_array_elements_text(r.header_names::jsonb)) END,
+        receipt = r.receipt::jsonb
       FROM unnest(
         ${text((r) => r.id)}::text[], ${text((r) => r.status)}::text[],
         ${int((r) => r.responseStatus)}::integer[], ${text((r) => r.responseBody)}::text[],
         ${text((r) => r.error)}::text[], ${int((r) => r.durationMs)}::integer[],
         ${time((r) => r.attemptedAt)}::timestamptz[], ${time((r) => r.nextAttemptAt)}::timestamptz[],
         ${text((r) => r.signatureScheme ?? null)}::text[],
-        ${text((r) => (r.headerNames ? JSON.stringify(r.headerNames) : null))}::text[]
+        ${text((r) => (r.headerNames ? JSON.stringify(r.headerNames) : null))}::text[],
+        ${text((r) => (r.receipt ? JSON.stringify(r.receipt) : null))}::text[]
       ) AS r(id, status, response_status, response_body, error, duration_ms, attempted_at, next_attempt_at,
-        signature_scheme, header_names)
+        signature_scheme, header_names, receipt)
       WHERE d.id = r.id AND (d.status = 'pending' OR (d.status = 'cancelled' AND d.error = 'superseded'))`;
     if (acks.length === 0) {
       await sql`${nexts.length === 0 ? sql`` : sql`WITH ${followUps}`} ${finalise}`;

@@ -7,7 +7,8 @@ import { sendPrepared } from "./send.ts";
 import { traceAttempt } from "./trace.ts";
 import type { Decided, Prepared } from "./work.ts";
 
-export interface AttemptDeps extends Pick<EngineDeps, "sender" | "clock" | "logger" | "ids" | "operational"> {
+export interface AttemptDeps
+  extends Pick<EngineDeps, "sender" | "brokers" | "clock" | "logger" | "ids" | "operational"> {
   endpoints: Pick<EndpointRepository, "disable">;
   metrics: DeliveryMetrics;
   tracing: Tracing | null;

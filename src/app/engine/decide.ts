@@ -49,6 +49,7 @@ export function decide(
       // The endpoint as prepare read it for this send: what the request was signed and sent with.
       signatureScheme: s.endpoint.signatureScheme,
       headerNames: s.headers.map(([name]) => name),
+      receipt: s.outcome.receipt ?? null,
       acknowledges:
         decision.status === "succeeded" && d.trigger === "manual"
           ? { eventId: d.eventId, webhookId: d.webhookId }

@@ -1,5 +1,6 @@
 import type { Endpoint } from "../../domain/endpoint.ts";
 import type { OperationalNotice } from "../../domain/operational.ts";
+import type { BrokerSenders } from "../destinations.ts";
 import type { Logger } from "../logger.ts";
 import type { AcceptedWork, DeliveryMetrics, Sender } from "../ports/sending.ts";
 import type { Repositories } from "../ports/store.ts";
@@ -47,6 +48,8 @@ export interface EngineDeps {
   ids: Ids;
   cipher: SecretCipher;
   sender: Sender;
+  /** The broker senders (ADR 27); absent: none, a send to a broker endpoint fails as connection_error. */
+  brokers?: BrokerSenders;
   logger: Logger;
   metrics: DeliveryMetrics;
   /** Spans of each attempt, children of the publish's fan-out (ADR 24); null or absent when tracing is off. */

@@ -1,5 +1,6 @@
 import { isReservedHeaderName } from "../../domain/custom-headers.ts";
 import type { Delivery } from "../../domain/delivery.ts";
+import { mapCredentials } from "../../domain/destination-values.ts";
 import { activeSecrets, type Endpoint } from "../../domain/endpoint.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
 import type { StoredEvent } from "../ports/events.ts";
@@ -38,7 +39,7 @@ export function finishedWithoutSend(d: Delivery, status: "cancelled" | "skipped"
  * header change counts at once; only a publish's first attempt started within HANDOVER_FRESH_MS of it
  * uses the endpoint that publish read, see Claimed.endpoint) and events (kept for first attempts: an
  * event never changes, but it can be erased), opens the endpoints' secrets and custom header values
- * and client certificate key (kept: a sealed text always opens to the same text). Headers and the signature are made by the
+ * and client certificate key and broker credentials (kept: a sealed text always opens to the same text). Headers and the signature are made by the
  * sender from these, the endpoint's scheme and the event's bytes.
  */
 export function preparer(deps: { repos: Repositories; cipher: SecretCipher; clock: Clock }) {
@@ -124,7 +125,10 @@ export function preparer(deps: { repos: Repositories; cipher: SecretCipher; cloc
           certificate: cert.certificate,
           key: secrets.get(cert.sealedKey) ?? (await open(cert.sealedKey)),
         };
-        ready.push({ delivery, event, endpoint, secrets: plain, headers, clientCertificate });
+        const destination =
+          endpoint.destination &&
+          (await mapCredentials(endpoint.destination, (s) => secrets.get(s) ?? open(s)));
+        ready.push({ delivery, event, endpoint, secrets: plain, headers, clientCertificate, destination });
       }
     }
     return { ready, finished, waiting };

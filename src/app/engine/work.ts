@@ -1,5 +1,6 @@
 // The hand-offs between the engine's stages: own shards → claim → prepare → send → decide → record.
 import type { Delivery, SendOutcome } from "../../domain/delivery.ts";
+import type { BrokerDestination } from "../../domain/destination.ts";
 import type { Endpoint } from "../../domain/endpoint.ts";
 import type { OperationalNotice } from "../../domain/operational.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
@@ -29,6 +30,8 @@ export interface Prepared {
   headers: [string, string][];
   /** The endpoint's client certificate with its plain key (mutual TLS), or null. */
   clientCertificate: ClientIdentity | null;
+  /** A broker endpoint's destination with its credentials opened (ADR 27); null for HTTPS. */
+  destination: BrokerDestination<string> | null;
 }
 
 /** A delivery that was sent, with what came back (send → decide). */

@@ -46,6 +46,8 @@ export interface AttemptResult {
    */
   signatureScheme?: Delivery["signatureScheme"] | undefined;
   headerNames?: Delivery["headerNames"] | undefined;
+  /** What the broker answered for a stored message (ADR 27); absent or null for none. */
+  receipt?: Delivery["receipt"] | undefined;
   /**
    * Set on a success that ends its (event, endpoint) pair's automatic attempts (ADR 19): `record` cancels
    * the pair's other pending automatic attempts with `error: "superseded"`. Absent or null otherwise.

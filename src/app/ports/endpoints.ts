@@ -27,6 +27,7 @@ export type EndpointPatch = Partial<
     | "rateLimit"
     | "ordering"
     | "clientCertificate"
+    | "destination"
   >
 > & { updatedAt: Date };
 

@@ -36,6 +36,7 @@ export function anEndpoint(scope: Scope, over: Partial<Endpoint> = {}): Endpoint
     rateLimit: null,
     ordering: "none",
     clientCertificate: null,
+    destination: null,
     ...over,
   };
 }

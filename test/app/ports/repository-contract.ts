@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Repositories } from "../../../src/app/ports/store.ts";
 import { claimingContract } from "./claiming-contract.ts";
 import { deliveryContract } from "./deliveries-contract.ts";
+import { destinationContract } from "./destinations-contract.ts";
 import { endpointContract } from "./endpoints-contract.ts";
 import { erasureContract } from "./erasure-contract.ts";
 import { eventContract } from "./events-contract.ts";
@@ -37,6 +38,7 @@ export function repositoryContract(name: string, makeRepos: () => Promise<Contra
     });
 
     endpointContract(store);
+    destinationContract(store);
     eventContract(store);
     deliveryContract(store);
     claimingContract(store);

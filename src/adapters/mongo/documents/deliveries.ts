@@ -1,4 +1,10 @@
-import type { Delivery, DeliveryError, DeliveryStatus, DeliveryTrigger } from "../../../domain/delivery.ts";
+import type {
+  Delivery,
+  DeliveryError,
+  DeliveryStatus,
+  DeliveryTrigger,
+  Receipt,
+} from "../../../domain/delivery.ts";
 import type { EventType } from "../../../domain/event-catalog.ts";
 import { shardOf } from "../../../domain/shards.ts";
 import type { SignatureScheme } from "../../../domain/signature-scheme.ts";
@@ -34,6 +40,8 @@ export interface DeliveryDoc {
   signature_scheme?: SignatureScheme | null;
   /** The custom header names the attempt sent (never values); absent as `signature_scheme`. */
   header_names?: string[] | null;
+  /** What the broker answered (ADR 27); absent or null for none. */
+  receipt?: Receipt | null;
 }
 
 /** A new delivery record, with its endpoint's shard. */
@@ -64,6 +72,7 @@ export function deliveryToDoc(d: Delivery): DeliveryDoc {
   if (d.erasedAt !== null) doc.erased_at = d.erasedAt;
   if (d.signatureScheme !== null) doc.signature_scheme = d.signatureScheme;
   if (d.headerNames !== null) doc.header_names = d.headerNames;
+  if (d.receipt) doc.receipt = d.receipt;
   return doc;
 }
 
@@ -91,5 +100,7 @@ export function deliveryFromDoc(d: DeliveryDoc): Delivery {
     sequence: d.sequence ?? d.created_at.getTime() * 1000,
     signatureScheme: d.signature_scheme ?? null,
     headerNames: d.header_names ?? null,
+    // Present only when there is one, as the other stores answer it.
+    ...(d.receipt ? { receipt: d.receipt } : {}),
   };
 }

@@ -16,6 +16,11 @@ import {
   fromCertificateRecord,
   toCertificateRecord,
 } from "../../client-certificate-record.ts";
+import {
+  type DestinationRecord,
+  fromDestinationRecord,
+  toDestinationRecord,
+} from "../../destination-record.ts";
 
 export interface SecretDoc {
   sealed: string;
@@ -55,6 +60,8 @@ export interface EndpointDoc {
   disabled_notice?: Date | null;
   /** Mutual TLS (ADR 22); absent on endpoints stored before it existed: none. */
   client_certificate?: ClientCertificateDoc | null;
+  /** A broker destination (ADR 27), credentials sealed; absent on endpoints stored before it: HTTPS. */
+  destination?: DestinationRecord | null;
 }
 
 /** A client certificate: the PEM chain and its facts in clear, the private key sealed; its times BSON dates. */
@@ -106,6 +113,7 @@ export function endpointToDoc(e: Endpoint): EndpointDoc {
     disabled_at: e.disabledAt,
     disabled_notice: e.disabledNotice,
     client_certificate: certificateToDoc(e.clientCertificate),
+    destination: e.destination && toDestinationRecord(e.destination),
   };
 }
 
@@ -132,6 +140,7 @@ export function endpointFromDoc(d: EndpointDoc): Endpoint {
     disabledAt: d.disabled_at ?? null,
     disabledNotice: d.disabled_notice ?? null,
     clientCertificate: certificateFromDoc(d.client_certificate),
+    destination: d.destination ? fromDestinationRecord(d.destination) : null,
   };
 }
 
@@ -153,5 +162,6 @@ export function endpointPatchToSet(p: EndpointPatch): Partial<EndpointDoc> {
   if (p.rateLimit !== undefined) set.rate_limit = rateLimitToDoc(p.rateLimit);
   if (p.ordering !== undefined) set.ordering = p.ordering;
   if (p.clientCertificate !== undefined) set.client_certificate = certificateToDoc(p.clientCertificate);
+  if (p.destination !== undefined) set.destination = p.destination && toDestinationRecord(p.destination);
   return set;
 }

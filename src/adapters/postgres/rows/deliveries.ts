@@ -1,7 +1,13 @@
 // A delivery as the `deliveries` table holds it, and the batches that write them (one statement per batch).
 import type { Fragment, Sql } from "postgres";
 import type { StoredEvent } from "../../../app/ports/events.ts";
-import type { Delivery, DeliveryError, DeliveryStatus, DeliveryTrigger } from "../../../domain/delivery.ts";
+import type {
+  Delivery,
+  DeliveryError,
+  DeliveryStatus,
+  DeliveryTrigger,
+  Receipt,
+} from "../../../domain/delivery.ts";
 import type { EventType } from "../../../domain/event-catalog.ts";
 import { shardOf } from "../../../domain/shards.ts";
 import type { SignatureScheme } from "../../../domain/signature-scheme.ts";
@@ -32,6 +38,8 @@ export interface DeliveryRow {
   sequence: number;
   signature_scheme: SignatureScheme | null;
   header_names: string[] | null;
+  /** Migration 0008; absent from rows read by a column list that leaves it out. */
+  receipt?: Receipt | null;
 }
 
 export function deliveryFromRow(r: DeliveryRow): Delivery {
@@ -58,6 +66,8 @@ export function deliveryFromRow(r: DeliveryRow): Delivery {
     sequence: r.sequence,
     signatureScheme: r.signature_scheme,
     headerNames: r.header_names,
+    // Present only when there is one, as the other stores answer it.
+    ...(r.receipt ? { receipt: r.receipt } : {}),
   };
 }
 

@@ -18,6 +18,11 @@ import {
   fromCertificateRecord,
   toCertificateRecord,
 } from "../../client-certificate-record.ts";
+import {
+  type DestinationRecord,
+  fromDestinationRecord,
+  toDestinationRecord,
+} from "../../destination-record.ts";
 import { OID } from "./arrays.ts";
 
 /** A secret as the `secrets` jsonb array holds it. */
@@ -50,6 +55,9 @@ export interface EndpointRow {
   ordering: Ordering;
   /** Migration 0004; null for none. */
   client_certificate: ClientCertificateJson | null;
+  /** Migration 0008: "https" or the destination's kind, and the destination (credentials sealed) or null. */
+  kind: string;
+  destination: DestinationRecord | null;
 }
 
 /** A client certificate as jsonb (ADR 22): the PEM chain and its facts in clear, the key sealed. */
@@ -82,6 +90,7 @@ export function endpointFromRow(r: EndpointRow): Endpoint {
     ordering: r.ordering,
     clientCertificate:
       r.client_certificate && fromCertificateRecord(r.client_certificate, (t) => new Date(t)),
+    destination: r.destination && fromDestinationRecord(r.destination),
   };
 }
 
@@ -127,6 +136,11 @@ export function endpointPatchColumns(sql: Sql, p: EndpointPatch): Record<string,
   if (p.clientCertificate !== undefined)
     set.client_certificate =
       p.clientCertificate === null ? null : sql.json(certificateJson(p.clientCertificate));
+  // The kind never changes after creation (ADR 27), but is written with the destination that implies it.
+  if (p.destination !== undefined) {
+    set.kind = p.destination?.kind ?? "https";
+    set.destination = p.destination === null ? null : sql.json(toDestinationRecord(p.destination));
+  }
   return set;
 }
 
@@ -148,6 +162,7 @@ export function endpointColumns(sql: Sql, e: Endpoint): Record<string, ColumnVal
     rateLimit: e.rateLimit,
     ordering: e.ordering,
     clientCertificate: e.clientCertificate,
+    destination: e.destination,
     updatedAt: e.updatedAt,
   });
   return {

@@ -10,6 +10,7 @@ import { decodeCursor, encodeCursor } from "../../cursor.ts";
 import { type PageRoutes, param } from "../context.ts";
 import { parseMoment } from "../forms.ts";
 import { csrfField, type Html, query, statusBadge, time } from "../view.ts";
+import { receiptText } from "./endpoint-destination.ts";
 
 export interface DeliveryQuery {
   webhook_id?: string | undefined;
@@ -105,6 +106,7 @@ ${d.erasedAt ? html`<p class="notice" role="note">Erased ${time(d.erasedAt)}: th
 <dt>Event</dt><dd><a href="${base}/events/${d.eventId}">${d.eventType} · ${d.eventId}</a></dd>
 <dt>Endpoint</dt><dd><a href="${base}/endpoints/${d.webhookId}">${endpoint?.url ?? d.webhookId}</a></dd>
 <dt>Response status</dt><dd>${d.responseStatus ?? "—"}</dd>
+${d.receipt ? html`<dt>Receipt</dt><dd>${receiptText(d.receipt)} <span class="muted small">(what the broker answered when it stored the message)</span></dd>` : ""}
 <dt>Error</dt><dd>${d.error ? html`<code>${d.error}</code> — ${ERROR_TEXT[d.error] ?? ""}` : "none"}</dd>
 <dt>Duration</dt><dd>${d.durationMs === null ? "—" : `${d.durationMs} ms`}</dd>
 <dt>Scheduled</dt><dd>${time(d.scheduledAt)}</dd>
@@ -142,7 +144,10 @@ function sentRequest(sent: SentRequest, d: Delivery, endpoint: Endpoint | null):
   const inForce = sent.asRecorded
     ? html`Herald records each attempt's URL, time, signature scheme and custom header names: the headers are rebuilt from them. The signature is recomputed under the scheme in force for this attempt (<code>${d.signatureScheme}</code>), over the body above, with the secrets that were active at the attempt's time; the custom headers listed are those this attempt sent.`
     : html`Herald records each attempt's URL and time, not its headers: the headers are rebuilt. The signature is recomputed over the body above with the secrets that were active at the attempt's time. <strong>The record does not say which signature scheme and custom headers were in force for this attempt</strong>: those shown are the endpoint's current ones.`;
-  return html`<pre class="code" id="request-head" tabindex="0" aria-label="Request line and headers">POST ${sent.url}
+  return html`<pre class="code" id="request-head" tabindex="0" aria-label="Request line and headers">${
+    // A broker message carries the same headers as record headers, AMQP headers or SQS attributes.
+    endpoint?.destination ? `${endpoint.destination.kind} message to` : "POST"
+  } ${sent.url}
 ${sent.headers.map(([k, v], i) => `${k}: ${v}${i < sent.headers.length - 1 ? "\n" : ""}`)}</pre>
 <div class="secret"><span>Body, exactly as sent: <strong>${bytes}</strong> bytes</span> <button type="button" data-copy="request-body">Copy body</button></div>
 <pre class="code raw" id="request-body" data-raw tabindex="0" aria-label="Body as sent">
@@ -159,6 +164,11 @@ const ERROR_TEXT: Record<string, string> = {
   blocked_address: "the host resolves to a private or reserved address, which Herald refuses",
   http_status: "the endpoint answered with a status that is not 2xx",
   redirect: "the endpoint answered with a redirect, which Herald never follows",
+  auth_error: "the broker refused the credentials",
+  destination_not_found: "the topic, exchange or queue does not exist",
+  unroutable: "RabbitMQ returned the message: no queue is bound for its routing key",
+  broker_rejected: "the broker refused this message",
+  message_too_large: "the message is over the broker's size limit",
   superseded:
     "another attempt of this event to this endpoint succeeded first, so this automatic attempt was cancelled and never sent",
 };

@@ -25,7 +25,8 @@ export const endpointActionRoutes: PageRoutes = (r, p) => {
       switch (param(c, "action")) {
         case "update":
           await deps.endpoints.update(scope, e.id, {
-            url: field(f, "url"),
+            // A broker endpoint's url is derived from its destination: its form has no URL field.
+            url: e.destination ? undefined : field(f, "url"),
             description: field(f, "description") || null,
             events: eventTypes(fields(f, "events")),
             // A form without the box (an older page) leaves the limit as it is.

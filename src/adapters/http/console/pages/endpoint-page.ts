@@ -7,6 +7,7 @@ import { problemFromError, statusOf } from "../../problem.ts";
 import type { C, PageContext } from "../context.ts";
 import { csrfField, type Html, time } from "../view.ts";
 import { certificateFacts, certificateSection } from "./endpoint-certificate.ts";
+import { destinationFacts, kindFacts } from "./endpoint-destination.ts";
 import { type FilterDraft, type FilterTestView, filterSection } from "./endpoint-filter.ts";
 import { headersSection } from "./endpoint-headers.ts";
 import { schemeHeaders, schemeSection } from "./endpoint-scheme.ts";
@@ -30,7 +31,9 @@ export function endpointPage(base: string, csrf: string, e: Endpoint, view: Endp
   const types = e.events as readonly EventType[];
   return html`<div class="head"><h1>Endpoint</h1><a class="button secondary" href="${base}/deliveries?webhook_id=${e.id}">Deliveries</a></div>
 <dl class="props">
+<dt>Kind</dt><dd>${kindFacts(e)}</dd>
 <dt>URL</dt><dd><code>${e.url}</code></dd>
+${destinationFacts(e)}
 <dt>Id</dt><dd><code>${e.id}</code></dd>
 <dt>State</dt><dd>${e.enabled ? "enabled" : html`<strong>disabled</strong> (${e.disabledReason ?? "manual"})`}</dd>
 <dt>Signature scheme</dt><dd><code>${e.signatureScheme}</code> <span class="muted small">(${schemeHeaders(e.signatureScheme)})</span></dd>
@@ -67,7 +70,7 @@ ${filterSection(action, csrf, e, view.filterDraft ?? null, view.filterTest ?? nu
 
 ${schemeSection(action("scheme"), csrf, e)}
 
-${certificateSection(action("certificate"), csrf, e)}
+${e.destination ? "" : certificateSection(action("certificate"), csrf, e)}
 
 <section aria-labelledby="h-test"><h2 id="h-test">Send a test event</h2>
 <form method="post" action="${action("test")}" class="row">${csrfField(csrf)}

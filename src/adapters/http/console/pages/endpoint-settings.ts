@@ -32,7 +32,11 @@ export function orderingSelect(value: Ordering): Html {
 export function settingsSection(action: string, csrf: string, e: Endpoint): Html {
   return html`<section aria-labelledby="h-edit"><h2 id="h-edit">Settings</h2>
 <form method="post" action="${action}" class="stack">${csrfField(csrf)}
-<label for="url">URL</label><input id="url" name="url" type="url" required maxlength="2048" value="${e.url}" />
+${
+  e.destination
+    ? html`<p>URL <code>${e.url}</code> <span class="muted small">(derived from its ${e.destination.kind} destination)</span></p>`
+    : html`<label for="url">URL</label><input id="url" name="url" type="url" required maxlength="2048" value="${e.url}" />`
+}
 <label for="description">Description</label><input id="description" name="description" type="text" maxlength="1024" value="${e.description ?? ""}" />
 ${rateLimitInput(e.rateLimit ? rateLimitText(e.rateLimit) : "")}
 ${orderingSelect(e.ordering)}

@@ -18,6 +18,7 @@ export function presentDelivery(d: Delivery): DeliveryJson {
     response_status: d.responseStatus,
     response_body: d.responseBody,
     error: d.error,
+    receipt: d.receipt ?? null,
     duration_ms: d.durationMs,
     scheduled_at: isoMillis(d.scheduledAt),
     attempted_at: iso(d.attemptedAt),

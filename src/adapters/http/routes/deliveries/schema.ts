@@ -13,13 +13,24 @@ export const DeliverySchema = z
     attempt: z.number().int().min(1).openapi({ description: "1, 2, ... per event and endpoint." }),
     trigger: z.enum(DELIVERY_TRIGGERS),
     status: z.enum(DELIVERY_STATUSES),
-    url: z.string().openapi({ format: "uri", description: "The endpoint URL this attempt used." }),
+    url: z.string().openapi({
+      description:
+        "The endpoint URL this attempt used; for a broker endpoint, its destination's address without credentials.",
+    }),
     response_status: z.number().int().nullable(),
     response_body: z.string().nullable().openapi({ description: "The first 4 KiB of the answer, as text." }),
     error: z.enum(DELIVERY_ERRORS).nullable().openapi({
       description:
         "Why the attempt did not succeed: how its send failed, or `superseded` on a `cancelled` automatic attempt that was never sent because another attempt of the same event to this endpoint succeeded first (ADR 19). Null otherwise.",
     }),
+    receipt: z
+      .record(z.string(), z.union([z.string(), z.number()]))
+      .nullable()
+      .openapi({
+        example: { partition: 1, offset: "42" },
+        description:
+          "What a broker answered when it stored the message (ADR 27): `{partition, offset}` (Kafka), `{delivery_tag}` (RabbitMQ), `{message_id, sequence_number}` (SQS; the sequence number on FIFO queues). Null for HTTPS attempts (see `response_status`), failures and attempts not made.",
+      }),
     duration_ms: z.number().int().nullable(),
     scheduled_at: timestamp("When the attempt is or was due."),
     attempted_at: timestamp("When it was made.").nullable(),

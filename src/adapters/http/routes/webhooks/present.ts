@@ -4,14 +4,17 @@ import { maskedHeaders } from "../../../../domain/custom-headers.ts";
 import type { Endpoint } from "../../../../domain/endpoint.ts";
 import type { RateLimit } from "../../../../domain/rate-limit.ts";
 import { isoMillis, isoSeconds } from "../../../../domain/time.ts";
+import { destinationJson } from "./destination-json.ts";
 import type { WebhookJson } from "./schema.ts";
 
 /**
  * The public JSON of an endpoint: never its secrets or private key, never its custom header values
- * (masked), never a client certificate's key (its public facts only). `held`: what its ordering holds back; `publicKey`: an Ed25519 endpoint's `whpk_…` key.
+ * (masked), never a client certificate's key (its public facts only), never a destination's credentials (masked). `held`: what its ordering holds back; `publicKey`: an Ed25519 endpoint's `whpk_…` key.
  */
 export function presentWebhook(e: Endpoint, held = 0, publicKey: string | null = null): WebhookJson {
   return {
+    // The kind first, then its object (credentials masked), as the document's variants list them.
+    ...destinationJson(e.destination),
     id: e.id,
     url: e.url,
     events: e.events,

@@ -15,7 +15,7 @@ import {
   type Suite,
 } from "./context.ts";
 
-type Input = components["schemas"]["CreateWebhookRequest"]["client_certificate"];
+type Input = components["schemas"]["CreateHttpsWebhookRequest"]["client_certificate"];
 
 /** The base64 body of a PEM block: what must never appear in an answer for a private key. */
 export const keyMaterial = (pem: string) =>

@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { createJsonLogger } from "../../src/adapters/json-logger.ts";
+import { brokerSenders } from "../../src/app/destinations.ts";
+import type { BrokerDeliveryRequest, BrokerSender } from "../../src/app/ports/sending.ts";
+
+const clock = { now: () => new Date() };
+
+function sender(name: string, calls: string[], fail = false): BrokerSender {
+  return {
+    async send() {
+      calls.push(`${name} send`);
+      return {
+        ok: true,
+        responseStatus: null,
+        responseBody: null,
+        error: null,
+        durationMs: 1,
+        retryAfterMs: null,
+      };
+    },
+    async release(id) {
+      calls.push(`${name} release ${id}`);
+      if (fail) throw new Error(`${name} release broke`);
+    },
+    async close() {
+      calls.push(`${name} close`);
+      if (fail) throw new Error(`${name} close broke`);
+    },
+  };
+}
+
+const request = (kind: "kafka" | "rabbitmq"): BrokerDeliveryRequest =>
+  ({
+    endpointId: "e1",
+    destination:
+      kind === "kafka"
+        ? { kind, brokers: ["b:1"], topic: "t", key: "resource", tls: true, sasl: null }
+        : { kind, url: "amqp://h", password: "p", exchange: "", routingKey: "" },
+  }) as BrokerDeliveryRequest;
+
+describe("the broker sender registry", () => {
+  it("routes by kind, releases and closes every sender, each failure logged and swallowed", async () => {
+    const calls: string[] = [];
+    const lines: string[] = [];
+    const reg = brokerSenders(
+      { kafka: sender("kafka", calls, true), sqs: sender("sqs", calls) },
+      { logger: createJsonLogger("debug", (l) => lines.push(l)), clock },
+    );
+    expect((await reg.send(request("kafka"))).ok).toBe(true);
+    const missing = await reg.send(request("rabbitmq"));
+    expect([missing.ok, missing.error]).toEqual([false, "connection_error"]);
+    await expect(reg.release("e1")).resolves.toBeUndefined();
+    await expect(reg.close()).resolves.toBeUndefined();
+    expect(calls).toEqual(["kafka send", "kafka release e1", "sqs release e1", "kafka close", "sqs close"]);
+    const logged = lines.map((l) => JSON.parse(l) as { msg: string; kind?: string });
+    expect(logged.map((l) => [l.msg, l.kind])).toEqual([
+      ["no sender for this destination kind in this process", "rabbitmq"],
+      ["releasing a broker producer failed", "kafka"],
+      ["closing a broker sender failed", "kafka"],
+    ]);
+  });
+});
