@@ -3,17 +3,44 @@
 import type { Config } from "../app/config.ts";
 import type { BrokerKind } from "../app/destinations.ts";
 import type { Logger } from "../app/logger.ts";
-import type { BrokerSender } from "../app/ports/sending.ts";
+import type { BrokerDeliveryRequest, BrokerSender } from "../app/ports/sending.ts";
 
 /**
  * One sender per kind this build can deliver to. A kind left out has none: a send to it fails as
- * `connection_error` with a log line naming the kind (src/app/destinations.ts), never a crash. The
- * senders of src/adapters/destinations/ (kafka.ts, rabbitmq.ts, sqs.ts) are registered here, each
- * given the attempt timeout and the address policy as the HTTPS sender is.
+ * `connection_error` with a log line naming the kind (src/app/destinations.ts), never a crash. Each is
+ * given the attempt timeout and the address policy as the HTTPS sender is, and is loaded at its kind's
+ * first delivery: a process without broker endpoints never reads a broker client's code.
  */
-export function makeBrokerSenders(
-  _config: Config,
-  _logger: Logger,
-): Partial<Record<BrokerKind, BrokerSender>> {
-  return {};
+export function makeBrokerSenders(config: Config, logger: Logger): Partial<Record<BrokerKind, BrokerSender>> {
+  const common = {
+    timeoutMs: config.deliveryTimeoutMs,
+    allowPrivateNetworks: config.allowPrivateNetworks,
+    logger,
+  };
+  return {
+    kafka: lazySender(async () =>
+      (await import("../adapters/destinations/kafka.ts")).createKafkaSender(common),
+    ),
+  };
+}
+
+/** A sender made by `load` at its first send; release and close before that have nothing to do. */
+export function lazySender(load: () => Promise<BrokerSender>): BrokerSender {
+  let made: Promise<BrokerSender> | null = null;
+  const sender = () => {
+    made ??= load().catch((e: unknown) => {
+      made = null;
+      throw e;
+    });
+    return made;
+  };
+  return {
+    send: async (request: BrokerDeliveryRequest) => (await sender()).send(request),
+    release: async (endpointId: string) => {
+      if (made) await (await made).release(endpointId);
+    },
+    close: async () => {
+      if (made) await (await made.catch(() => null))?.close();
+    },
+  };
 }
