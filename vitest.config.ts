@@ -13,6 +13,7 @@ export const SLOW = [
   "test/adapters/http/console/runtimes.test.ts",
   "**/*-runtimes.test.ts",
   "test/brokers/**/*.test.ts",
+  "test/destinations/**/*.test.ts",
   "test/bench/**/*.test.ts",
   "**/*-mongo.test.ts",
 ];
