@@ -12,6 +12,8 @@ import {
   sqsUnavailable,
   startSqs,
 } from "../support/sqs-server.ts";
+import { startTcpProxy } from "../support/tcp-proxy.ts";
+import { until } from "../support/until.ts";
 import { brokerRequest, verifies } from "./helpers.ts";
 
 // The SQS sender against ElasticMQ (the run's, or one of this file's own by scripts/sqs.sh): what it sends
@@ -223,6 +225,36 @@ describe.skipIf(missing)(`the SQS sender${missing ? ` (skipped: ${missing})` : "
     } finally {
       await checking.close();
       await real.close();
+    }
+  });
+
+  it("answers timeout when the server stops answering, and sends again once it answers", async () => {
+    const queue = await createQueue("slow");
+    const proxy = await startTcpProxy({
+      host: "127.0.0.1",
+      port: Number(new URL(sqs.env.SQS_ENDPOINT ?? "").port),
+    });
+    const bounded = createSqsSender({ timeoutMs: 1_500, allowPrivateNetworks: true });
+    try {
+      const dest = destination(queue, { endpointUrl: `http://127.0.0.1:${proxy.port}` });
+      expect((await bounded.send(brokerRequest(dest, { endpointId: "ep_slow" }))).ok).toBe(true);
+      await proxy.cut("silence");
+      expect(await bounded.send(brokerRequest(dest, { endpointId: "ep_slow" }))).toMatchObject({
+        ok: false,
+        error: "timeout",
+      });
+      await proxy.restore();
+      // Each kept-alive connection that went silent costs one more timeout; then a new one answers.
+      const after: (string | null)[] = [];
+      await until(async () => {
+        after.push((await bounded.send(brokerRequest(dest, { endpointId: "ep_slow" }))).error);
+        return after.at(-1) === null;
+      }, "a send after the server answers again");
+      expect(after.slice(0, -1).every((e) => e === "timeout")).toBe(true);
+      expect(after.length).toBeLessThanOrEqual(3);
+    } finally {
+      await bounded.close();
+      await proxy.close();
     }
   });
 
