@@ -6,6 +6,9 @@ import {
   resolveChecked,
   untilAborted,
 } from "../delivery/guarded-lookup.ts";
+import { BodyPrefix } from "../delivery/outcome.ts";
+import { postThroughProxy } from "../delivery/proxy-post.ts";
+import { type ProxyRoute, viaProxy } from "../delivery/proxy-tunnel.ts";
 
 /** One HTTP POST's answer: its status and its body as text (SQS's answers are small JSON documents). */
 export interface HttpAnswer {
@@ -28,8 +31,10 @@ export interface HttpPostOptions {
   timeoutMs: number;
   resolve: Resolve;
   isBlocked: (ip: string) => boolean;
-  /** PEM CA certificate(s) to trust instead of the runtime's store (Node's path; tests). */
+  /** PEM CA certificate(s) to trust instead of the runtime's store (Node's path and the proxy's; tests). */
   ca?: string | undefined;
+  /** HERALD_DELIVERY_PROXY / _NO_PROXY (ADR 21): SQS calls tunnel through it as HTTPS deliveries do. */
+  proxy?: ProxyRoute | null | undefined;
 }
 
 /** Answer bodies are read up to this many bytes; an SQS answer is far smaller. */
@@ -110,8 +115,26 @@ export function fetchPost(options: HttpPostOptions): HttpPost & { close(): Promi
   return Object.assign(post, { close: async () => {} });
 }
 
-/** Node takes undici; Bun and Deno their fetch. */
+/**
+ * Node takes undici, Bun and Deno their fetch; through the egress proxy when one is set (and NO_PROXY does
+ * not name the host), every runtime takes proxy-post.ts: a CONNECT tunnel to the address Herald checked.
+ */
 export function runtimePost(options: HttpPostOptions): HttpPost & { close(): Promise<void> } {
   const g = globalThis as { Bun?: unknown; Deno?: unknown };
-  return g.Bun !== undefined || g.Deno !== undefined ? fetchPost(options) : undiciPost(options);
+  const direct = g.Bun !== undefined || g.Deno !== undefined ? fetchPost(options) : undiciPost(options);
+  const route = options.proxy ?? null;
+  if (!route) return direct;
+  const post: HttpPost = async (url, headers, body, signal) => {
+    if (!viaProxy(route, url.hostname)) return direct(url, headers, body, signal);
+    const x = { signal, timedOut: () => signal.aborted, status: null, body: new BodyPrefix(ANSWER_LIMIT) };
+    const answer = await postThroughProxy(url, headers, body, x, {
+      proxy: route.proxy,
+      resolve: options.resolve,
+      isBlocked: options.isBlocked,
+      ca: options.ca,
+      timeoutMs: options.timeoutMs,
+    });
+    return { status: answer.status, body: x.body.text() };
+  };
+  return Object.assign(post, { close: () => direct.close() });
 }

@@ -8,6 +8,7 @@ import { classifyFailure } from "../delivery/classify.ts";
 import { DeadlineQueue } from "../delivery/deadlines.ts";
 import { type Resolve, systemResolve } from "../delivery/guarded-lookup.ts";
 import { elapsed, failureOutcome } from "../delivery/outcome.ts";
+import type { ProxyRoute } from "../delivery/proxy-tunnel.ts";
 import { brokerMessageHeaders, stored, withoutSecrets } from "./message-headers.ts";
 import { signV4 } from "./sigv4.ts";
 import { type HttpPost, runtimePost } from "./sqs-http.ts";
@@ -30,6 +31,8 @@ export interface SqsSenderOptions {
   isBlocked?: (ip: string) => boolean;
   /** PEM CA certificate(s) to trust instead of the runtime's store (Node's path). */
   ca?: string;
+  /** HERALD_DELIVERY_PROXY / _NO_PROXY: SQS calls tunnel through this proxy, null: direct. */
+  proxy?: ProxyRoute | null;
   /** How to POST: undici on Node, fetch on Bun and Deno (sqs-http.ts) unless given. */
   post?: HttpPost & { close?(): Promise<void> };
   hmac?: HmacSha256;
@@ -69,6 +72,7 @@ export function createSqsSender(options: SqsSenderOptions): BrokerSender {
       resolve: options.lookup ?? systemResolve,
       isBlocked,
       ca: options.ca,
+      proxy: options.proxy ?? null,
     });
   const deadlines = new DeadlineQueue(options.timeoutMs);
   const limits = new Map<string, QueueLimit>();
