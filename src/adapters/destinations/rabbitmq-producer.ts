@@ -161,7 +161,9 @@ export class RabbitProducer {
       try {
         state.channel.publish(exchange, routingKey, body, { ...properties, mandatory: true }, settle);
       } catch (err) {
-        // amqplib throws when the channel closed between our check and the publish.
+        // amqplib throws, sending nothing, when the channel closed between our check and the publish (or
+        // an argument cannot be encoded): the broker numbered nothing either.
+        state.seq--;
         settle(err);
       }
     });
