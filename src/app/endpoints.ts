@@ -61,8 +61,9 @@ export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
   const applyChange = endpointChange(deps, hooks, checks, keys, mustGet);
 
   return {
-    async create(scope: Scope, input: EndpointInput): Promise<EndpointWithSecret> {
-      checkInput(input.url, input.headers);
+    /** `listenSession`: the URL is the `listen://` one the listen-session API made (ADR 29), not checked as an address. */
+    async create(scope: Scope, input: EndpointInput, listenSession = false): Promise<EndpointWithSecret> {
+      checkInput(listenSession ? undefined : input.url, input.headers);
       checkFilter(input.filter, input.events);
       checkRateLimit(input.rateLimit);
       const headers = await changedHeaders([], input.headers ?? {});
