@@ -38,7 +38,8 @@ export const listenCommand: Command = {
     "once, verifies every delivery with it, answers Herald (the --forward target's status, else 200; a",
     "missing answer fails the attempt, which Herald retries) and deletes the endpoint when it stops (Ctrl-C",
     "or SIGTERM) unless --keep is given. A listen session left by --keep, or by a listen that was killed, is",
-    "taken up again by the next listen --events (what failed meanwhile is retried to it).",
+    "taken up again by the next listen --events (what failed meanwhile is retried to it). In a session a",
+    "delivery that does not verify is answered 400 and not forwarded (Herald retries it).",
     "",
     "With --port it is a local receiver on 127.0.0.1:PORT instead. --events then registers an endpoint",
     "pointing at http://127.0.0.1:PORT/, which Herald delivers to only when run with",
@@ -63,7 +64,10 @@ export const listenCommand: Command = {
     ],
     ["--secret whsec_...", "Also verify with this secret (repeatable; default: HERALD_WEBHOOK_SECRET)"],
     ["--forward URL", "Also POST each delivery to this URL (raw body, original headers)"],
-    ["--reject-invalid", "Answer 400 with the reason when verification fails (Herald then retries)"],
+    [
+      "--reject-invalid",
+      "Answer 400 with the reason when verification fails (Herald then retries; always so in a session)",
+    ],
     ["--tolerance SECONDS", "Allowed clock distance of X-Webhook-Timestamp (default 300)"],
     ["--json", "Print one JSON object per delivery; messages go to stderr"],
   ],
@@ -214,6 +218,10 @@ async function listenSession(
   const say = options.json ? io.err : io.out;
   const stop = new AbortController();
   const stopped = stopRequested(deps.signal).then(() => stop.abort());
+  // Herald signs a session's deliveries with the secret listen holds, so one that does not verify was
+  // signed before a taken-up session's secret was rotated (or was tampered with): it is not forwarded,
+  // and answered 400 so Herald sends it again, signed with the new secret.
+  options.rejectInvalid = true;
   const session = await openSession(io, deps, events, stop.signal).catch((e: unknown) => {
     stop.abort();
     throw e;
