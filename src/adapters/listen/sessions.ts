@@ -55,6 +55,8 @@ export interface ListenSessions {
   attach(session: string, owner: string, sink: ListenSink): (() => void) | null;
   /** True while a stream is attached for the session on this process. */
   isOpen(session: string): boolean;
+  /** True once `close` ran: Herald is stopping, and no stream is attached any more. */
+  isClosed(): boolean;
   /** Writes the message to the session's stream and waits up to `timeoutMs` for its answer. */
   deliver(session: string, message: Omit<ListenMessage, "id">, timeoutMs: number): Promise<ListenResult>;
   /** Settles a waiting message; false when none of that id waits for this session and owner. */
@@ -84,6 +86,8 @@ export function createListenSessions(newId: () => string = () => crypto.randomUU
     },
 
     isOpen: (session) => streams.has(session),
+
+    isClosed: () => closed,
 
     deliver(session, message, timeoutMs) {
       const stream = streams.get(session);

@@ -8,8 +8,8 @@ export const HEARTBEAT_MS = 5_000;
 
 /**
  * A session's stream of server-sent events: `ready` first, then one `delivery` per attempt, and a
- * comment as heartbeat; null when the session already has a stream here. The client going away (the
- * runtime cancels the body) detaches it.
+ * comment as heartbeat; null when the session already has a stream here or Herald is stopping. The
+ * client going away (the runtime cancels the body) detaches it.
  */
 export function listenStream(
   sessions: ListenSessions,
@@ -18,7 +18,7 @@ export function listenStream(
   ready: unknown,
   heartbeatMs = HEARTBEAT_MS,
 ): ReadableStream<Uint8Array> | null {
-  if (sessions.isOpen(session)) return null;
+  if (sessions.isOpen(session) || sessions.isClosed()) return null;
   const encoder = new TextEncoder();
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let detach = () => {};

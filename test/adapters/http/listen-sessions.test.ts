@@ -64,7 +64,18 @@ describe("POST /listen-sessions", () => {
       "validation_failed",
     );
     expect(doc.errors?.[0]?.path).toBe("body.url");
-    await problem(await call("PATCH", `/webhooks/${s.id}`, { url: s.url }), 422, "validation_failed");
+    const other = await create();
+    await problem(await call("PATCH", `/webhooks/${other.id}`, { url: s.url }), 422, "validation_failed");
+    const w = await call("POST", "/webhooks", {
+      url: "https://hooks.example.com/h",
+      events: ["message.delivered"],
+    });
+    const { id } = (await w.json()) as { id: string };
+    await problem(await call("PATCH", `/webhooks/${id}`, { url: s.url }), 422, "validation_failed");
+    // Its own URL sent back unchanged (as the console's form does) is no change.
+    const same = await call("PATCH", `/webhooks/${s.id}`, { url: s.url, events: ["message.bounced"] });
+    expect(same.status).toBe(200);
+    expect(await same.json()).toMatchObject({ url: s.url, events: ["message.bounced"] });
   });
 
   it("answers 401 without a token and 422 for bad events", async () => {
@@ -131,6 +142,12 @@ describe("GET /listen-sessions/{id}/stream", () => {
     });
     const { id } = (await w.json()) as { id: string };
     await problem(await call("GET", `/listen-sessions/${id}/stream`), 409, "conflict");
+  });
+
+  it("answers 503 once Herald is stopping (its streams ended)", async () => {
+    const s = await create();
+    sessions.close();
+    await problem(await call("GET", `/listen-sessions/${s.id}/stream`), 503, "unavailable");
   });
 
   it("answers 401 without a token, and 404 for an unknown id and a malformed one (as every path id)", async () => {

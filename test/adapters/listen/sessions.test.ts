@@ -92,6 +92,9 @@ describe("listen sessions", () => {
     expect(r.ended()).toBe(true);
     await expect(waiting).resolves.toEqual({ error: "closed" });
     expect(sessions.attach(KEY, OWNER, recordingSink().sink)).toBeNull();
+    // No stream is opened while Herald stops: it would hold the server open.
+    expect(sessions.isClosed()).toBe(true);
+    expect(listenStream(sessions, KEY, OWNER, {})).toBeNull();
   });
 });
 

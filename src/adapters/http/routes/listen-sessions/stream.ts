@@ -32,6 +32,8 @@ export function register(app: HttpApp, deps: HttpDeps): void {
     const { id } = c.req.valid("param");
     const { listen, session } = await sessionOf(deps, c.var.scope, id);
     const body = listenStream(listen, session, ownerOf(c.var.scope), { webhook_id: id });
+    // A stream opened while Herald stops would hold its server open: the CLI tries again later.
+    if (listen.isClosed()) throw new DomainError("unavailable", "Herald is stopping; try again shortly.");
     if (!body)
       throw new DomainError("conflict", "Another herald listen is receiving this session's deliveries.");
     c.var.logger.info("listen session opened", { webhook_id: id });
