@@ -3,6 +3,7 @@ import { DomainError } from "../../../../domain/errors.ts";
 import { listenStream } from "../../../listen/stream.ts";
 import type { HttpApp, HttpDeps } from "../../env.ts";
 import { AUTHENTICATED_ERRORS, BEARER_AUTH, errorResponses } from "../../errors.ts";
+import { respondProblem } from "../../problem.ts";
 import { ListenSessionIdParams } from "./schema.ts";
 import { ownerOf, sessionOf } from "./session.ts";
 
@@ -32,8 +33,15 @@ export function register(app: HttpApp, deps: HttpDeps): void {
     const { id } = c.req.valid("param");
     const { listen, session } = await sessionOf(deps, c.var.scope, id);
     const body = listenStream(listen, session, ownerOf(c.var.scope), { webhook_id: id });
-    // A stream opened while Herald stops would hold its server open: the CLI tries again later.
-    if (listen.isClosed()) throw new DomainError("unavailable", "Herald is stopping; try again shortly.");
+    // A stream opened while Herald stops would hold its server open: the CLI tries again later, on a new
+    // connection (a reused one would never be idle, and the server's close would wait for it).
+    if (listen.isClosed()) {
+      return respondProblem(c, {
+        code: "unavailable",
+        detail: "Herald is stopping; try again shortly.",
+        headers: { "Retry-After": "1", Connection: "close" },
+      }) as never;
+    }
     if (!body)
       throw new DomainError("conflict", "Another herald listen is receiving this session's deliveries.");
     c.var.logger.info("listen session opened", { webhook_id: id });
@@ -43,6 +51,8 @@ export function register(app: HttpApp, deps: HttpDeps): void {
         "Content-Type": "text/event-stream; charset=utf-8",
         "Cache-Control": "no-store",
         "X-Accel-Buffering": "no",
+        // The connection ends with the stream (Herald stopping), so the server's close does not wait for it.
+        Connection: "close",
         "X-Request-Id": c.get("requestId") ?? "",
       },
     }) as never;
