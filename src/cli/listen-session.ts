@@ -207,6 +207,10 @@ export async function receive(
       stream = next;
     } else if (next && next.status === 404) {
       throw new CliError(`listen session ${session.webhook.id} is gone (its endpoint was deleted)`);
+    } else if (next && next.status === 401) {
+      throw new CliError(
+        `Herald at ${session.api.baseUrl} no longer accepts HERALD_TOKEN (401): ${next.text}`,
+      );
     } else {
       // 409 after a drop: Herald has not yet noticed the old connection is dead; other statuses pass too.
       stream = null;

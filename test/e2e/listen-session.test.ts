@@ -106,7 +106,7 @@ async function setUp(runtime: Runtime) {
     }[];
   const send = async () =>
     /^Published \S+ (evt_\w+) /m.exec(await herald("events", "send", "message.delivered"))![1]!;
-  return { app, herald, listen, deliveries, send };
+  return { server, app, herald, listen, deliveries, send };
 }
 
 /** The app got this event, and it verifies with `secret` (headers and body as Herald signed them). */
@@ -171,9 +171,9 @@ describe("herald listen: a listen session against Herald with its defaults", () 
     expect(second.out()).toMatch(new RegExp(`^Deleted endpoint ${first.id}\\.\\nStopped\\.$`, "m"));
   }, 240_000);
 
-  for (const runtime of testRuntimes().filter((r) => r !== "node")) {
-    it(`delivers to a listen session on ${runtime}`, async () => {
-      const { app, listen, deliveries, send } = await setUp(runtime);
+  for (const runtime of testRuntimes()) {
+    it(`delivers to a listen session on ${runtime}, and stops at once while one is attached`, async () => {
+      const { server, app, listen, deliveries, send } = await setUp(runtime);
       const l = await listen();
       // Longer than Bun's 10 s idle timeout: the heartbeats keep the stream open.
       await new Promise((r) => setTimeout(r, 12_000));
@@ -182,8 +182,14 @@ describe("herald listen: a listen session against Herald with its defaults", () 
       await until("the attempt recorded as succeeded", async () =>
         (await deliveries(l.id)).some((d) => d.event_id === e && d.status === "succeeded") ? true : null,
       );
+      // An open stream (and listen reconnecting to it) must not hold Herald's stop.
+      expect(await server.stop(20_000)).toBe(0);
+      expect(server.output()).not.toMatch(/stop did not finish in time/);
+      await until("listen sees the connection drop", () =>
+        /dropped; reconnecting/.test(l.out()) ? true : null,
+      );
       l.child.kill("SIGINT");
-      expect(await l.exited).toBe(0);
+      await l.exited;
     }, 180_000);
   }
 });

@@ -20,9 +20,9 @@ import { type Ran, Shell } from "./shell.ts";
 // - `localhost:8080` in a command becomes `localhost:$PORT` (8080 may be taken on a shared machine).
 // - A command that holds its terminal (`npm start`, `npx herald listen`) runs as a background job; the
 //   harness waits until Herald answers /readyz, or until listen prints its secret. A new `npm start`
-//   first stops the running one with SIGTERM to the npm process, which must end Herald with exit 0. At
-//   the end, listen gets Ctrl-C (SIGINT to its process group) and must delete its endpoint; Herald gets
-//   SIGTERM; and `scripts/ferretdb.sh stop` and `scripts/postgres.sh stop` (shown in the README's prose)
+//   first gives each running listen Ctrl-C (SIGINT to its process group: it must delete its endpoint),
+//   then stops the running Herald with SIGTERM to the npm process, which must end it with exit 0. At
+//   the end, listen gets Ctrl-C likewise; Herald gets SIGTERM; and `scripts/ferretdb.sh stop` and `scripts/postgres.sh stop` (shown in the README's prose)
 //   stop the servers that `eval "$(scripts/... start)"` started.
 // - Placeholders are filled from what earlier commands printed or created:
 //     hrld_..., <tenant_id>, <project_id>  token, tenant_id, project_id of the last `tokens create --json`
@@ -185,6 +185,8 @@ describe("README", () => {
     fill["<delivery-id>"] = fill["<delivery_id>"]!;
 
     const startServer = async (command: string, c: ReadmeCommand) => {
+      // A listen belongs to the server it was started against: Ctrl-C before that server is replaced.
+      if (session.server) await stopListens();
       if (session.server) await stopServer();
       const job = { pid: 0, command, log: join(scratch, `server-${c.line}.log`) };
       job.pid = await shell.background(command, job.log);
