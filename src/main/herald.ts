@@ -72,7 +72,11 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   const { repos, liveness } = store;
   const consoleStore = store.console;
 
-  const masterKey = await loadMasterKey(config.masterKey, config.dataDir);
+  // The memory store's secrets live and die with the process: a key of its own, never written to disk.
+  const masterKey =
+    (options.store ?? config.store) === "memory" && !config.masterKey
+      ? crypto.getRandomValues(new Uint8Array(32))
+      : await loadMasterKey(config.masterKey, config.dataDir);
   const cipher = await createAesGcmCipher(masterKey);
   // Off by default: then the SDK is never imported and `tracing` stays null (ADR 24).
   const telemetry = await loadTelemetry(config.telemetry, logger.child({ component: "telemetry" }), VERSION);
