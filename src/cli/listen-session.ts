@@ -117,10 +117,14 @@ export function answerOf(r: ListenRecord): { status: number; body: string } {
  */
 export async function* sseEvents(
   body: ReadableStream<Uint8Array>,
+  signal?: AbortSignal,
 ): AsyncGenerator<{ event: string; data: string }> {
   const decoder = new TextDecoder();
   let buffer = "";
   const reader = body.getReader();
+  // Ends a pending read when listen stops, whatever fetch made the body (an abort may not reach it).
+  const cancel = () => void reader.cancel().catch(() => {});
+  signal?.addEventListener("abort", cancel, { once: true });
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -141,6 +145,7 @@ export async function* sseEvents(
       }
     }
   } finally {
+    signal?.removeEventListener("abort", cancel);
     // A reader that stops early closes the stream: the server sees the client go.
     await reader.cancel().catch(() => {});
   }
@@ -186,7 +191,7 @@ export async function receive(
   while (!signal.aborted) {
     if (stream?.body) {
       try {
-        for await (const { event, data } of sseEvents(stream.body)) {
+        for await (const { event, data } of sseEvents(stream.body, signal)) {
           if (event === "delivery") void handle(session, io, o, JSON.parse(data) as StreamedDelivery);
         }
       } catch {
@@ -195,7 +200,14 @@ export async function receive(
       if (signal.aborted) return;
       say("The connection to Herald dropped; reconnecting...");
     }
-    await new Promise((r) => setTimeout(r, RECONNECT_MS));
+    await new Promise<void>((r) => {
+      const done = () => {
+        clearTimeout(timer);
+        r();
+      };
+      const timer = setTimeout(done, RECONNECT_MS);
+      signal.addEventListener("abort", done, { once: true });
+    });
     if (signal.aborted) return;
     const next = await openStream(session.api, io, deps, session.webhook.id, signal).catch((e: unknown) => {
       if (signal.aborted) return null;

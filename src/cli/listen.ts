@@ -243,14 +243,17 @@ async function listenSession(
     ].join("\n"),
   );
   let code = 0;
+  const receiving = receive(session, io, deps, options, stop.signal);
   try {
-    await Promise.race([receive(session, io, deps, options, stop.signal), stopped]);
+    await Promise.race([receiving, stopped]);
   } catch (e) {
     io.err(`herald: ${(e as Error).message}`);
     stop.abort();
     return 1;
   }
   await stopped;
+  // The stream is closed before the endpoint goes (and before a --keep listen returns).
+  await receiving.catch(() => {});
   if (!keep) {
     try {
       await session.api.call(
