@@ -372,6 +372,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/listen-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a listen session
+         * @description Registers an endpoint whose deliveries go to a `herald listen` command over its own connection to Herald (`url` is `listen://...`), not to an address: open its stream with `GET /listen-sessions/{id}/stream` and answer each delivery. Deliveries are signed, retried and recorded like any other. The secret is shown only in this answer.
+         */
+        post: operations["createListenSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/listen-sessions/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Receive a listen session's deliveries
+         * @description Server-sent events, for as long as the connection lasts: `ready` once, then a `delivery` per attempt, `data` being `{id, headers, body}` (the signed request's headers and its exact body). Answer each with `POST /listen-sessions/{id}/answers` within the delivery timeout, or the attempt fails (`timeout`) and is retried; while no stream is open, attempts fail at once (`connection_error`).
+         *
+         *     A session has one stream at a time: a second answers 409. The stream, its answers and the delivering process must be the same Herald process (see ADR 29).
+         */
+        get: operations["streamListenSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/listen-sessions/{id}/answers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer a delivery of a listen session
+         * @description The response to one `delivery` event of the session's stream: the attempt is recorded with this status and body (2xx succeeds; anything else fails and is retried). 404 when no such delivery waits here: it was answered already, timed out, or its stream is held by another process.
+         */
+        post: operations["answerListenDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -4902,6 +4964,29 @@ export interface components {
             /** @description Limit the portal to these endpoints of the project; absent: all of them. */
             webhook_ids?: string[];
         };
+        CreateListenSessionRequest: {
+            /**
+             * @description Event types to receive; no duplicates.
+             * @example [
+             *       "message.delivered",
+             *       "message.bounced"
+             *     ]
+             */
+            events: components["schemas"]["EventType"][];
+            /** @example Order service */
+            description?: string | null;
+        };
+        ListenAnswerRequest: {
+            /**
+             * Format: uuid
+             * @description The `id` of the `delivery` event being answered.
+             */
+            message_id: string;
+            /** @description The delivery's response status: the forward target's, or 2xx when the CLI only printed it. */
+            status: number;
+            /** @description The response body recorded with the attempt (at most 4096 characters). */
+            body?: string | null;
+        };
         Health: {
             /** @enum {string} */
             status: "ok";
@@ -7057,6 +7142,327 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the detail is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createListenSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateListenSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description The session's endpoint, with its signing secret. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            /** @description `invalid_json`: the request body is not JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: the bearer token is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: the resource does not exist or belongs to another project. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: the request body is over 256 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: the request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: well-formed JSON or parameters that break the schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                };
+            };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the detail is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    streamListenSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The listen session's endpoint id (the `id` its creation answered). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `unauthorized`: the bearer token is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: the resource does not exist or belongs to another project. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `conflict` or `endpoint_disabled`: the resource's state forbids the call. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds until the token may make another request. */
+                    "Retry-After"?: number;
+                    /** @description The quota left now (draft-ietf-httpapi-ratelimit-headers): `"per-token";r=<requests left>;t=<seconds until the bucket is full>`. Sent on every /api/v1 answer while limiting is on. */
+                    RateLimit?: string;
+                    /** @description The quota policy: `"per-token";q=<burst>;w=<seconds to refill it>`. Sent on every /api/v1 answer while limiting is on. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `internal`: an unexpected error; the detail is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unavailable`: the database is unreachable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (5). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    answerListenDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The listen session's endpoint id (the `id` its creation answered). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListenAnswerRequest"];
+            };
+        };
+        responses: {
+            /** @description Recorded as the attempt's response. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_json`: the request body is not JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: the bearer token is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: the resource does not exist or belongs to another project. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `conflict` or `endpoint_disabled`: the resource's state forbids the call. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: the request body is over 256 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: the request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: well-formed JSON or parameters that break the schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"];
                 };
             };
             /** @description `rate_limited`: this token has used up its request quota (`HERALD_RATE_LIMIT`, a token bucket per API token); wait `Retry-After` seconds. */

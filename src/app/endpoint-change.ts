@@ -6,6 +6,7 @@ import { invalid, notFound } from "../domain/errors.ts";
 import type { EventType } from "../domain/event-catalog.ts";
 import type { EventFilter } from "../domain/event-filter.ts";
 import { filterIssues } from "../domain/event-filter-compile.ts";
+import { listenSessionKey } from "../domain/listen-url.ts";
 import type { RateLimit } from "../domain/rate-limit.ts";
 import { keyKind, type SignatureScheme } from "../domain/signature-scheme.ts";
 import type { AppDeps } from "./deps.ts";
@@ -69,7 +70,9 @@ export function endpointChange(
   const { checkInput, changedHeaders, readCertificate, checkRateLimit, checkFilter } = checks;
   const { issueKey } = keys;
   return async (scope: Scope, id: string, change: EndpointChange): Promise<ChangedEndpoint> => {
-    checkInput(change.url, change.headers);
+    // A listen session's own URL sent back unchanged (the console's form) is no change (ADR 29).
+    const keepsListenUrl = change.url !== undefined && listenSessionKey(change.url) !== null;
+    checkInput(keepsListenUrl ? undefined : change.url, change.headers);
     checkRateLimit(change.rateLimit);
     const current = await mustGet(scope, id);
     if (current.destination !== null && change.url !== undefined)
@@ -79,6 +82,7 @@ export function endpointChange(
           message: `is derived from the ${current.destination.kind} destination; change the ${current.destination.kind} object instead`,
         },
       ]);
+    if (keepsListenUrl && change.url !== current.url) checkInput(change.url, undefined);
     checkFilter(change.filter, change.events ?? current.events);
     if (change.events !== undefined && change.filter === undefined && current.filter !== null) {
       // New event types must not leave the kept filter naming fields none of them has.

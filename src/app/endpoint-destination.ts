@@ -143,7 +143,8 @@ export function destinationChecks(deps: Pick<AppDeps, "cipher" | "policy">) {
       if (!patch) {
         // Only the headers may have changed: an SQS queue takes them as attributes, under AWS's rules;
         // the destination itself stays as stored (not checked again, not sealed again).
-        if (current.destination.kind === "sqs" && headerNames) issues.push(...sqsAttributeIssues(headerNames));
+        if (current.destination.kind === "sqs" && headerNames)
+          issues.push(...sqsAttributeIssues(headerNames));
         if (issues.length) throw invalid(issues);
         return null;
       }

@@ -67,10 +67,11 @@ export function endpointUseCases(deps: AppDeps, hooks: EndpointHooks = {}) {
   const applyChange = endpointChange(deps, hooks, { ...checks, destinations }, keys, mustGet);
 
   return {
-    async create(scope: Scope, input: EndpointInput): Promise<EndpointWithSecret> {
+    /** `listenSession`: the URL is the `listen://` one the listen-session API made (ADR 29), not checked as an address. */
+    async create(scope: Scope, input: EndpointInput, listenSession = false): Promise<EndpointWithSecret> {
       const broker = input.destination ?? null;
       if (!broker && input.url === undefined) throw invalid([{ path: "url", message: "is required" }]);
-      checkInput(broker ? undefined : input.url, input.headers);
+      checkInput(broker || listenSession ? undefined : input.url, input.headers);
       checkFilter(input.filter, input.events);
       checkRateLimit(input.rateLimit);
       const headers = await changedHeaders([], input.headers ?? {});

@@ -12,7 +12,7 @@ export interface OwnEndpoint {
 }
 
 const LOCAL_URLS_HINT =
-  "start Herald with HERALD_ALLOW_HTTP_URLS=true HERALD_ALLOW_PRIVATE_NETWORKS=true so it may deliver to http://127.0.0.1";
+  "start Herald with HERALD_ALLOW_HTTP_URLS=true HERALD_ALLOW_PRIVATE_NETWORKS=true so it may deliver to http://127.0.0.1, or leave out --port: a listen session needs neither";
 
 /**
  * Creates the endpoint pointing at this listener, or reuses one that already points here (left by an

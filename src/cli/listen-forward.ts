@@ -1,5 +1,3 @@
-import type { IncomingMessage } from "node:http";
-
 const FORWARD_TIMEOUT_MS = 10_000;
 // Hop-by-hop and length headers describe one connection; fetch sets its own.
 const NOT_FORWARDED = new Set([
@@ -23,26 +21,32 @@ export interface ForwardResult {
   error: string | null;
 }
 
-function forwardHeaders(req: IncomingMessage): Headers {
+/** A delivery's headers as received, in order, names as sent. */
+export type HeaderPairs = readonly (readonly [string, string])[];
+
+/** The pairs of Node's `rawHeaders` ([name, value, name, value, ...]). */
+export function rawHeaderPairs(raw: readonly string[]): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i]!, raw[i + 1]!]);
+  return pairs;
+}
+
+function forwardHeaders(pairs: HeaderPairs): Headers {
   const headers = new Headers();
-  const raw = req.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (!NOT_FORWARDED.has(name.toLowerCase())) headers.append(name, raw[i + 1]!);
-  }
+  for (const [name, value] of pairs) if (!NOT_FORWARDED.has(name.toLowerCase())) headers.append(name, value);
   return headers;
 }
 
 /** Re-POSTs a delivery (raw body, original headers); a failure comes back as the result, never thrown. */
 export async function forward(
   url: string,
-  req: IncomingMessage,
+  pairs: HeaderPairs,
   body: Uint8Array<ArrayBuffer>,
 ): Promise<ForwardResult> {
   try {
     const res = await fetch(url, {
       method: "POST",
-      headers: forwardHeaders(req),
+      headers: forwardHeaders(pairs),
       body,
       redirect: "manual",
       signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),

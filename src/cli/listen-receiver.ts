@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { verifyWebhook, WebhookVerificationError } from "../../clients/typescript/verify.ts";
 import { milliseconds } from "./format.ts";
 import type { Io } from "./io.ts";
-import { type ForwardResult, forward } from "./listen-forward.ts";
+import { type ForwardResult, forward, type HeaderPairs, rawHeaderPairs } from "./listen-forward.ts";
 
 /** What `herald listen` reports for one delivery (and prints as one JSON line with --json). */
 export interface ListenRecord {
@@ -72,6 +72,58 @@ export interface ListenOptions {
   toleranceSeconds: number;
 }
 
+/**
+ * Verifies and prints one delivery (forwarding it when asked) and says what to answer: the record's
+ * `answered`. Shared by the local receiver and the listen session (ADR 29).
+ */
+export async function receiveDelivery(
+  pairs: HeaderPairs,
+  body: Uint8Array<ArrayBuffer>,
+  io: Io,
+  o: ListenOptions,
+): Promise<ListenRecord> {
+  const received = new Date();
+  const header = (name: string) => pairs.find(([n]) => n.toLowerCase() === name)?.[1];
+  let verified: boolean | null = null;
+  let reason: string | null = null;
+  if (o.secrets.length > 0) {
+    try {
+      await verifyWebhook({
+        body,
+        headers: new Headers(pairs as [string, string][]),
+        secrets: o.secrets,
+        toleranceSeconds: o.toleranceSeconds,
+        now: received,
+      });
+      verified = true;
+    } catch (e) {
+      verified = false;
+      reason = e instanceof WebhookVerificationError ? e.code : (e as Error).message;
+    }
+  }
+  const event = parseJson(body);
+  const timestamp = header("x-webhook-timestamp");
+  const occurredAt = Date.parse(field(event, "occurred_at") ?? "");
+  const rejected = o.rejectInvalid && verified === false;
+  const record: ListenRecord = {
+    received_at: received.toISOString(),
+    verified,
+    reason,
+    event_type: field(event, "type"),
+    event_id: field(event, "id") ?? header("x-webhook-id") ?? null,
+    latency_ms:
+      typeof timestamp === "string" && /^\d{1,12}$/.test(timestamp.trim())
+        ? received.getTime() - Number(timestamp) * 1000
+        : null,
+    age_ms: Number.isNaN(occurredAt) ? null : received.getTime() - occurredAt,
+    answered: rejected ? 400 : 200,
+    forward: o.forwardUrl && !rejected ? await forward(o.forwardUrl, pairs, body) : null,
+    event,
+  };
+  io.out(o.json ? JSON.stringify(record) : formatRecord(record));
+  return record;
+}
+
 /** Verifies, prints and answers one request (forwarding it when asked); GET and HEAD say what this is. */
 export async function handleDelivery(
   req: IncomingMessage,
@@ -88,46 +140,7 @@ export async function handleDelivery(
     return;
   }
   const body = await readBody(req);
-  const received = new Date();
-  let verified: boolean | null = null;
-  let reason: string | null = null;
-  if (o.secrets.length > 0) {
-    try {
-      await verifyWebhook({
-        body,
-        headers: req.headers,
-        secrets: o.secrets,
-        toleranceSeconds: o.toleranceSeconds,
-        now: received,
-      });
-      verified = true;
-    } catch (e) {
-      verified = false;
-      reason = e instanceof WebhookVerificationError ? e.code : (e as Error).message;
-    }
-  }
-  const event = parseJson(body);
-  const timestamp = req.headers["x-webhook-timestamp"];
-  const occurredAt = Date.parse(field(event, "occurred_at") ?? "");
-  const rejected = o.rejectInvalid && verified === false;
-  const record: ListenRecord = {
-    received_at: received.toISOString(),
-    verified,
-    reason,
-    event_type: field(event, "type"),
-    event_id:
-      field(event, "id") ??
-      (typeof req.headers["x-webhook-id"] === "string" ? req.headers["x-webhook-id"] : null),
-    latency_ms:
-      typeof timestamp === "string" && /^\d{1,12}$/.test(timestamp.trim())
-        ? received.getTime() - Number(timestamp) * 1000
-        : null,
-    age_ms: Number.isNaN(occurredAt) ? null : received.getTime() - occurredAt,
-    answered: rejected ? 400 : 200,
-    forward: o.forwardUrl && !rejected ? await forward(o.forwardUrl, req, body) : null,
-    event,
-  };
-  io.out(o.json ? JSON.stringify(record) : formatRecord(record));
+  const record = await receiveDelivery(rawHeaderPairs(req.rawHeaders), body, io, o);
   res.writeHead(record.answered, { "Content-Type": "text/plain; charset=utf-8" });
-  res.end(rejected ? `${reason}\n` : "ok\n");
+  res.end(record.answered === 400 ? `${record.reason}\n` : "ok\n");
 }

@@ -3,6 +3,8 @@ import { createCertificateReader } from "../adapters/crypto/client-certificates.
 import { loadMasterKey } from "../adapters/crypto/master-key.ts";
 import { createSubjectKeys } from "../adapters/crypto/subject-keys.ts";
 import { createHttpApp } from "../adapters/http/app.ts";
+import { withListenSessions } from "../adapters/listen/sender.ts";
+import { createListenSessions } from "../adapters/listen/sessions.ts";
 import { createPrometheusMetrics } from "../adapters/metrics/prometheus.ts";
 import { startScheduler } from "../adapters/scheduler/croner-scheduler.ts";
 import { systemClock, systemIds } from "../adapters/system.ts";
@@ -57,6 +59,8 @@ export interface Herald {
    * call it (bounded by a short timeout), then exit. Closes nothing else.
    */
   giveUp(): Promise<void>;
+  /** Ends every `herald listen` stream (ADR 29): before the server closes, which waits for open responses. */
+  endStreams(): void;
 }
 
 /** Everything one Herald process runs: the store, the API, the dispatcher and its schedule. */
@@ -72,7 +76,11 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   const { repos, liveness } = store;
   const consoleStore = store.console;
 
-  const masterKey = await loadMasterKey(config.masterKey, config.dataDir);
+  // The memory store's secrets live and die with the process: a key of its own, never written to disk.
+  const masterKey =
+    (options.store ?? config.store) === "memory" && !config.masterKey
+      ? crypto.getRandomValues(new Uint8Array(32))
+      : await loadMasterKey(config.masterKey, config.dataDir);
   const cipher = await createAesGcmCipher(masterKey);
   // Off by default: then the SDK is never imported and `tracing` stays null (ADR 24).
   const telemetry = await loadTelemetry(config.telemetry, logger.child({ component: "telemetry" }), VERSION);
@@ -138,7 +146,10 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
   // Expired console sessions, sign-in codes and portal links are forgotten a day after they expire.
   const purgeConsole = setInterval(() => void consoleUse.purgeExpired().catch(() => {}), 3_600_000);
   (purgeConsole as { unref?: () => void }).unref?.();
+  // `herald listen` sessions held by this process (ADR 29): their streams, and the listen sender's waits.
+  const listen = createListenSessions();
   const app = createHttpApp({
+    listen,
     endpoints,
     events,
     deliveries: deliveryUseCases(deps),
@@ -161,7 +172,10 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     },
   });
 
-  const sender = options.makeSender(config);
+  const sender = withListenSessions(listen, options.makeSender(config), {
+    timeoutMs: config.deliveryTimeoutMs,
+    userAgent: `Herald/${VERSION}`,
+  });
   dispatcher = createEngine({
     repos,
     clock: systemClock,
@@ -221,6 +235,7 @@ export async function createHerald(options: HeraldOptions): Promise<Herald> {
     repos,
     telemetry,
     giveUp: () => d.giveUp(),
+    endStreams: () => listen.close(),
     async stop(graceMs = 10_000) {
       scheduler.stop();
       clearInterval(purgeConsole);

@@ -108,6 +108,7 @@ export async function runHerald(rt: RuntimeBinding): Promise<void> {
       rt.exit(1);
     }, graceMs + 10_000);
     try {
+      herald.endStreams();
       await served.close();
       await herald.stop(graceMs);
     } catch (e) {

@@ -2,9 +2,7 @@ import { createMemoryInsights, MemoryConsoleSessions } from "../adapters/memory/
 import { createMemoryRepositories } from "../adapters/memory/repositories.ts";
 import type { EmbeddedMongo } from "../adapters/mongo/embedded.ts";
 import type { StoreLiveness } from "../adapters/mongo/index.ts";
-import { createPostgresConsoleStore } from "../adapters/postgres/console.ts";
 import type { startEmbeddedPostgres } from "../adapters/postgres/embedded.ts";
-import { connectPostgres } from "../adapters/postgres/index.ts";
 import type { Config } from "../app/config.ts";
 import type { Logger } from "../app/logger.ts";
 import type { ConsoleSessionRepository, DeliveryInsights } from "../app/ports/console.ts";
@@ -80,6 +78,11 @@ async function openPostgres(
     options = embedded.options;
     logger.info("embedded PostgreSQL started", { data_dir: config.dataDir });
   }
+  // Loaded only here: a start in memory or on MongoDB skips the PostgreSQL adapter and its client.
+  const [{ connectPostgres }, { createPostgresConsoleStore }] = await Promise.all([
+    import("../adapters/postgres/index.ts"),
+    import("../adapters/postgres/console.ts"),
+  ]);
   try {
     const { sql, repositories } = await connectPostgres(
       url,

@@ -20,19 +20,19 @@ import { type Ran, Shell } from "./shell.ts";
 // - `localhost:8080` in a command becomes `localhost:$PORT` (8080 may be taken on a shared machine).
 // - A command that holds its terminal (`npm start`, `npx herald listen`) runs as a background job; the
 //   harness waits until Herald answers /readyz, or until listen prints its secret. A new `npm start`
-//   first stops the running one with SIGTERM to the npm process, which must end Herald with exit 0. At
-//   the end, listen gets Ctrl-C (SIGINT to its process group) and must delete its endpoint; Herald gets
-//   SIGTERM; and `scripts/ferretdb.sh stop` and `scripts/postgres.sh stop` (shown in the README's prose)
+//   first gives each running listen Ctrl-C (SIGINT to its process group: it must delete its endpoint),
+//   then stops the running Herald with SIGTERM to the npm process, which must end it with exit 0. At
+//   the end, listen gets Ctrl-C likewise; Herald gets SIGTERM; and `scripts/ferretdb.sh stop` and `scripts/postgres.sh stop` (shown in the README's prose)
 //   stop the servers that `eval "$(scripts/... start)"` started.
 // - Placeholders are filled from what earlier commands printed or created:
 //     hrld_..., <tenant_id>, <project_id>  token, tenant_id, project_id of the last `tokens create --json`
-//     <webhook_id>, <webhook-id>, <id>      the newest endpoint the session's token ($HERALD_TOKEN or
-//                                           $TOKEN) sees
+//     <webhook_id>, <webhook-id>, <id>      the newest endpoint the command's token sees ($TOKEN in the
+//                                           curl tour, else $HERALD_TOKEN)
 //     <delivery_id>, <delivery-id>          that endpoint's newest delivery that is no longer pending
 //   Any other <placeholder> outside a comment fails the test.
 // - A command passes when it exits 0 and, if it printed JSON, that is not an error document (curl -s
-//   exits 0 on a 4xx). While listen runs, an event published with `events send` must show up in its
-//   output, verified.
+//   exits 0 on a 4xx). While listen runs, an event published with `events send` by its project (the same
+//   HERALD_TOKEN) must show up in its output, verified; at least one must.
 // - Commands this test does not run are listed in NOT_RUN_HERE with where they are run instead; an entry
 //   the README no longer has fails the test, and so does a README command that was neither run nor listed.
 
@@ -63,6 +63,8 @@ interface Job {
   pid: number;
   command: string;
   log: string;
+  /** A listen's HERALD_TOKEN: the project whose published events it must print. */
+  token?: string;
 }
 
 const session = {
@@ -139,10 +141,17 @@ describe("README", () => {
     session.shell = shell;
 
     let lastJson: Record<string, unknown> = {};
+    // Events a running listen printed verified: the first screen's promise.
+    let verifiedByListen = 0;
     const ran: string[] = [];
     const notRun: string[] = [];
 
-    const token = async () => (await shell.variable("HERALD_TOKEN")) || (await shell.variable("TOKEN"));
+    // The token a command uses: the tour's $TOKEN (its curl headers), else $HERALD_TOKEN (the CLI's).
+    let current = "";
+    const token = async () =>
+      (/\$TOKEN|\$\{H\[@\]\}/.test(current) && (await shell.variable("TOKEN"))) ||
+      (await shell.variable("HERALD_TOKEN")) ||
+      (await shell.variable("TOKEN"));
     const api = async (path: string) => {
       const res = await fetch(`${baseUrl}/api/v1${path}`, {
         headers: { Authorization: `Bearer ${await token()}` },
@@ -176,6 +185,8 @@ describe("README", () => {
     fill["<delivery-id>"] = fill["<delivery_id>"]!;
 
     const startServer = async (command: string, c: ReadmeCommand) => {
+      // A listen belongs to the server it was started against: Ctrl-C before that server is replaced.
+      if (session.server) await stopListens();
       if (session.server) await stopServer();
       const job = { pid: 0, command, log: join(scratch, `server-${c.line}.log`) };
       job.pid = await shell.background(command, job.log);
@@ -209,7 +220,12 @@ describe("README", () => {
       );
     };
     const startListen = async (command: string, c: ReadmeCommand) => {
-      const job = { pid: 0, command, log: join(scratch, `listen-${c.line}.log`) };
+      const job: Job = {
+        pid: 0,
+        command,
+        log: join(scratch, `listen-${c.line}.log`),
+        token: await shell.variable("HERALD_TOKEN"),
+      };
       job.pid = await shell.background(command, job.log);
       session.listens.push(job);
       await until(
@@ -221,7 +237,8 @@ describe("README", () => {
         },
         60_000,
       );
-      expect(logOf(job)).toMatch(/^Created endpoint [0-9a-f-]{36} → http:\/\/127\.0\.0\.1:\d+\//m);
+      // A listen session: Herald delivers over listen's own connection, to no address (ADR 29).
+      expect(logOf(job)).toMatch(/^Created endpoint [0-9a-f-]{36} → listen:\/\/[0-9a-f-]{36} /m);
     };
     const stopListens = async () => {
       for (const job of session.listens.splice(0)) {
@@ -242,6 +259,7 @@ describe("README", () => {
         continue;
       }
       let command = c.text.replaceAll("localhost:8080", `localhost:${port}`);
+      current = command;
       for (const placeholder of new Set(withoutComment(command).match(/<[a-z_-]+>|hrld_\.\.\./g) ?? [])) {
         const value = fill[placeholder];
         expect(value, `README line ${c.line}: no rule fills ${placeholder}`).toBeDefined();
@@ -271,7 +289,8 @@ describe("README", () => {
           if (new RegExp(`(^|\\s)eval "\\$\\(scripts/${name}\\.sh start[^)]*\\)"`).test(command))
             session.started.add(name);
         const published = /^Published \S+ (evt_\w+) /m.exec(r.stdout)?.[1];
-        for (const job of published ? session.listens : []) {
+        const publisher = await shell.variable("HERALD_TOKEN");
+        for (const job of published ? session.listens.filter((l) => l.token === publisher) : []) {
           const line = await until(
             `listen prints event ${published}`,
             async () =>
@@ -281,6 +300,7 @@ describe("README", () => {
             60_000,
           );
           expect(line).toMatch(/✔ verified +message\.\w+ +evt_/);
+          verifiedByListen++;
         }
       }
       ran.push(c.text);
@@ -294,7 +314,8 @@ describe("README", () => {
         (await (
           await fetch(`${baseUrl}/api/v1${path}`, { headers: { Authorization: `Bearer ${t}` } })
         ).json()) as { data: { id: string; url: string; status: string; response_status: number | null }[] };
-      for (const w of (await get("/webhooks?limit=100")).data.filter((w) => !w.url.includes("127.0.0.1"))) {
+      const outside = (url: string) => !url.includes("127.0.0.1") && !url.startsWith("listen://");
+      for (const w of (await get("/webhooks?limit=100")).data.filter((w) => outside(w.url))) {
         for (const d of (await get(`/webhooks/${w.id}/deliveries?limit=100`)).data) {
           outward++;
           expect(d.status, `a delivery to ${w.url}`).not.toBe("succeeded");
@@ -303,6 +324,7 @@ describe("README", () => {
       }
     }
     expect(outward).toBeGreaterThan(0);
+    expect(verifiedByListen, "the README's listen printed a published event, verified").toBeGreaterThan(0);
 
     await stopListens();
     if (session.server) await stopServer();

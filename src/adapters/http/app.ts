@@ -20,6 +20,7 @@ import * as getEvent from "./routes/events/get.ts";
 import { registerEventWebhooks } from "./routes/events/payloads.ts";
 import * as publishEvent from "./routes/events/publish.ts";
 import * as publishEvents from "./routes/events/publish-batch.ts";
+import * as listenSessions from "./routes/listen-sessions/index.ts";
 import * as healthz from "./routes/operations/healthz.ts";
 import * as metrics from "./routes/operations/metrics.ts";
 import * as readyz from "./routes/operations/readyz.ts";
@@ -109,6 +110,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   for (const r of API_ROUTES) r.register(api, deps);
   portalSessions.register(api, deps);
+  listenSessions.register(api, deps);
   app.route(API_PREFIX, api);
   registerEventWebhooks(app.openAPIRegistry);
   if (deps.console) app.route("/", consoleApp(deps, deps.console));

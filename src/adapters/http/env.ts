@@ -11,6 +11,7 @@ import type { Scope } from "../../app/ports/paging.ts";
 import type { Clock } from "../../app/ports/system.ts";
 import type { SettingsUseCases } from "../../app/settings.ts";
 import type { TokenUseCases } from "../../app/tokens.ts";
+import type { ListenSessions } from "../listen/sessions.ts";
 import type { ConsoleDeps } from "./console/env.ts";
 
 /** What the HTTP edge needs, built once in the entry point. */
@@ -46,6 +47,8 @@ export interface HttpDeps {
   publishRateLimit?: { limit: RateLimit; clock: Clock } | null;
   /** Herald's version: the OpenAPI document's info.version. */
   version: string;
+  /** This process's `herald listen` sessions (ADR 29); absent: the listen-session routes answer 404. */
+  listen?: ListenSessions | undefined;
   /** The browser console (/console), customer portal (/portal) and portal-session API; absent: not served. */
   console?: ConsoleDeps | undefined;
 }
