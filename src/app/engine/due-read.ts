@@ -49,6 +49,7 @@ export function dueReader(deps: DueReaderDeps, options: { queueSize: number; que
     for (const [id, turns] of deps.pace.rooms()) if (turns <= 0) exclude.add(id);
     queue.reading(exclude);
     demand.reading();
+    const letGo = holds.watchReleases();
     const read = await readDue(deps.deliveries, {
       now,
       shards: deps.ownership.claimable(),
@@ -56,15 +57,20 @@ export function dueReader(deps: DueReaderDeps, options: { queueSize: number; que
       perEndpoint: options.queueDepth,
       exclude,
       held: holds.entries(),
-    }).catch((e: unknown) => {
-      // Nothing was read: whatever made this read worth making still holds.
-      demand.all();
-      throw e;
-    });
+    })
+      .catch((e: unknown) => {
+        // Nothing was read: whatever made this read worth making still holds.
+        demand.all();
+        throw e;
+      })
+      .finally(letGo.close);
     deps.measured(started, performance.now());
     if (read.more) demand.all();
-    // A shard given back (or lost) while the read was on its way is no longer this process's to send.
-    const mine = read.due.filter((d) => deps.ownership.mayClaim(shardOf(d.webhookId)) && !holds.has(d.id));
+    // A shard given back (or lost) while the read was on its way is no longer this process's to send;
+    // what is held, or was let go while the read was on its way (sent and recorded), is not sent again.
+    const mine = read.due.filter(
+      (d) => deps.ownership.mayClaim(shardOf(d.webhookId)) && !holds.has(d.id) && !letGo.has(d.id),
+    );
     for (const d of queue.add(
       mine.filter((d) => !fifo.isFifo(d.webhookId)),
       performance.now(),
