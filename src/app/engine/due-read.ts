@@ -1,3 +1,4 @@
+import type { Delivery } from "../../domain/delivery.ts";
 import { shardOf } from "../../domain/shards.ts";
 import type { DeliveryRepository } from "../ports/deliveries.ts";
 import type { Clock } from "../ports/system.ts";
@@ -25,6 +26,8 @@ export interface DueReaderDeps {
   release(ids: readonly string[]): void;
   /** The read took from `started` to `ended` (monotonic ms). */
   measured(started: number, ended: number): void;
+  /** What the read took (queued, or claimed as heads): never taken again from the due channel. */
+  took?(deliveries: readonly Delivery[]): void;
 }
 
 /**
@@ -71,11 +74,12 @@ export function dueReader(deps: DueReaderDeps, options: { queueSize: number; que
     const mine = read.due.filter(
       (d) => deps.ownership.mayClaim(shardOf(d.webhookId)) && !holds.has(d.id) && !letGo.has(d.id),
     );
-    for (const d of queue.add(
+    const queued = queue.add(
       mine.filter((d) => !fifo.isFifo(d.webhookId)),
       performance.now(),
-    ))
-      holds.hold(d);
+    );
+    for (const d of queued) holds.hold(d);
+    deps.took?.(queued);
     // FIFO endpoints' work is claimed as their heads, one each (ADR 16).
     const heads = await fifo.heads(
       mine.filter((d) => fifo.isFifo(d.webhookId)).map((delivery) => ({ delivery })),
@@ -85,6 +89,7 @@ export function dueReader(deps: DueReaderDeps, options: { queueSize: number; que
       (c) => deps.ownership.mayClaim(shardOf(c.delivery.webhookId)) && !holds.has(c.delivery.id),
     );
     for (const c of ours) holds.hold(c.delivery);
+    deps.took?.(ours.map((c) => c.delivery));
     return { heads: ours, more: read.more };
   }
 

@@ -2,6 +2,7 @@ import { shardOf } from "../../domain/shards.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
 import type { AcceptedWork } from "../ports/sending.ts";
 import { attempter } from "./attempt.ts";
+import { carriedWork } from "./carried.ts";
 import { roomRule, takeWithinRoom } from "./claim.ts";
 import { claimLoop } from "./claim-loop.ts";
 import type { Dispatcher, EngineDeps } from "./dispatcher.ts";
@@ -102,7 +103,25 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     ownershipTiming(options),
   );
   const [running, unread] = [() => loop.running, demand.endpoint];
-  const handed = handover({ queue, queueSize, signals, ownership, fifo, holds: held, running, unread });
+  // Work other processes' publishes carry here, where the store can (ADR 29).
+  const barrier = signals?.barrier?.bind(signals);
+  const carried = barrier
+    ? carriedWork(
+        {
+          signals: { barrier },
+          ownership,
+          fifo,
+          holds: held,
+          queue,
+          queueSize,
+          running,
+          remember: (e) => prepare.remember(e),
+        },
+        { clearEveryMs: 5_000, clearAt: 20_000 },
+      )
+    : null;
+  const took = carried?.tookOtherwise;
+  const handed = handover({ queue, queueSize, signals, ownership, fifo, holds: held, running, unread, took });
   // A delivery waiting for its endpoint's rate limit is held (until sent and recorded, or given back)
   // but not in flight: it counts against no concurrency cap while it waits.
   const pace = pacer(
@@ -124,7 +143,19 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     },
   );
   const reader = dueReader(
-    { ...repos, clock, queue, fifo, holds: held, demand, pace, ownership, release, measured: loop.measured },
+    {
+      ...repos,
+      clock,
+      queue,
+      fifo,
+      holds: held,
+      demand,
+      pace,
+      ownership,
+      release,
+      measured: loop.measured,
+      took,
+    },
     { queueSize, queueDepth },
   );
 
@@ -204,7 +235,10 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       pace.start();
       fifo.start();
       ownership.start();
-      demand.listen(signals, (id) => ownership.tenure(shardOf(id)) !== null, wakeSoon);
+      const mine = (id: string) => ownership.tenure(shardOf(id)) !== null;
+      demand.listen(signals, mine, () => wakeSoon(), carried?.take);
+      // Publishes here carry the first deliveries of other processes' shards to them (ADR 29).
+      if (carried) signals?.carry?.((id) => !mine(id));
       wake();
     },
     wake(accepted?: AcceptedWork) {
@@ -215,6 +249,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     },
     async stop(graceMs: number) {
       demand.unlisten();
+      signals?.carry?.(null);
+      carried?.stop();
       const deadline = Date.now() + graceMs;
       // At once: the shards go first; what is in flight is sent again by their next owners.
       const givenUp = graceMs <= 0 ? ownership.stop(true) : null;

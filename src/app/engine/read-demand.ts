@@ -1,4 +1,4 @@
-import type { DueSignals } from "../ports/store.ts";
+import type { DueSignals, HandedWork } from "../ports/store.ts";
 import type { DueQueue } from "./queue.ts";
 
 /**
@@ -41,14 +41,21 @@ export function readDemand(queue: Pick<DueQueue, "runningLow" | "isFull" | "mark
     /**
      * Another process stored work for endpoints of shards held here (`mine`): marked like this process's
      * own publishes (read unless that endpoint's lane is full already), and `wake` claims soon rather than
-     * at the next scheduled read, until `unlisten`.
+     * at the next scheduled read, until `unlisten`. Work the announcement carried goes to `take` first,
+     * which answers the endpoints it left to a read.
      */
-    listen(signals: DueSignals | null, mine: (webhookId: string) => boolean, wake: () => void): void {
+    listen(
+      signals: DueSignals | null,
+      mine: (webhookId: string) => boolean,
+      wake: () => void,
+      take?: (work: HandedWork) => ReadonlySet<string>,
+    ): void {
       unlisten =
-        signals?.listen((endpointIds) => {
-          let any = false;
+        signals?.listen((endpointIds, work) => {
+          const unread = work && take ? take(work) : null;
+          let any = unread !== null;
           for (const id of endpointIds) {
-            if (!mine(id)) continue;
+            if (!mine(id) || (unread !== null && !unread.has(id))) continue;
             freshFor.add(id);
             any = true;
           }
