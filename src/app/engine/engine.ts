@@ -79,7 +79,12 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   const resumed = () => wakeSoon(true);
   const record = recorder(
     { repos, clock, logger, recorded: release, resumed, announce: op?.announce, cleared: op?.cleared },
-    { size: options.flushSize ?? 200, delayMs: options.flushDelayMs ?? 5, retryMs: 1_000 },
+    {
+      size: options.flushSize ?? 200,
+      delayMs: options.flushDelayMs ?? 5,
+      batchMs: options.flushBatchMs ?? Math.max(100, options.flushDelayMs ?? 5),
+      retryMs: 1_000,
+    },
   );
   const prepare = preparer({ repos, cipher: deps.cipher, clock });
   const postponed = postponer({ deliveries: repos.deliveries, clock, logger, done: release });
@@ -159,9 +164,14 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     { queueSize, queueDepth },
   );
 
-  function recordResult(r: AttemptResult, effects: Parameters<typeof record.add>[1] = null) {
+  /** A FIFO endpoint's next event waits for this record: written soon, not batched longer. */
+  function recordResult(
+    r: AttemptResult,
+    webhookId: string,
+    effects: Parameters<typeof record.add>[1] = null,
+  ) {
     metrics.attempt({ status: r.status, error: r.error, durationMs: r.durationMs });
-    record.add(r, effects);
+    record.add(r, effects, fifo.isFifo(webhookId));
   }
   const attempts = attempter({
     ...deps,
@@ -169,7 +179,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     tracing: deps.tracing ?? null,
     retryScheduleMs: options.retryScheduleMs,
     stale: handed.stale,
-    record: (decided) => recordResult(decided.result, decided),
+    record: (decided) => recordResult(decided.result, decided.endpointId, decided),
     ended(p) {
       inFlight.remove(p.delivery.webhookId);
       wakeSoon();
@@ -202,8 +212,9 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       throw e;
     }
     for (const r of prepared.finished) {
-      inFlight.remove(claimed.find((c) => c.delivery.id === r.id)!.delivery.webhookId);
-      recordResult(r);
+      const { webhookId } = claimed.find((c) => c.delivery.id === r.id)!.delivery;
+      inFlight.remove(webhookId);
+      recordResult(r, webhookId);
     }
     // Finished without a send, their slots are free as a completion's are: what is queued behind them goes next.
     if (prepared.finished.length > 0) wakeSoon();
