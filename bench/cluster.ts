@@ -214,6 +214,7 @@ try {
     duplicated: duplicates,
     drained_s: Number(((Math.max(publishedAt, ...firsts.map((r) => r.at)) - publishedAt) / 1000).toFixed(1)),
     p50_before_ms: pct(latency(firsts.filter((r) => !after(r))), 50),
+    p95_before_ms: pct(latency(firsts.filter((r) => !after(r))), 95),
     p99_before_ms: pct(latency(firsts.filter((r) => !after(r))), 99),
     p50_after_ms: stoppedAt === null ? null : pct(latency(firsts.filter(after)), 50),
     p99_after_ms: stoppedAt === null ? null : pct(latency(firsts.filter(after)), 99),
@@ -246,7 +247,7 @@ try {
       `published ${result.published} (${refused} refused), ${deliveries} of ${expected} pairs delivered: lost ${lost}, duplicated ${duplicates}, unanswered publishes' deliveries ${unanswered}`,
     );
     say(
-      `publish→receipt p50 / p99: before the stop ${result.p50_before_ms} / ${result.p99_before_ms} ms; after ${result.p50_after_ms ?? "-"} / ${result.p99_after_ms ?? "-"} ms; max ${result.max_ms} ms`,
+      `publish→receipt p50 / p95 / p99: before the stop ${result.p50_before_ms} / ${result.p95_before_ms} / ${result.p99_before_ms} ms; after ${result.p50_after_ms ?? "-"} / ${result.p99_after_ms ?? "-"} ms; max ${result.max_ms} ms`,
     );
     for (const g of gaps)
       say(`  ${g.endpoint.padEnd(6)} longest gap ${g.longest_gap_ms} ms (from ${g.gap_from_s} s)`);
