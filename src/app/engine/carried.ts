@@ -114,9 +114,9 @@ export function carriedWork(deps: CarriedDeps, options: CarriedOptions) {
 
     /**
      * Queues and holds what it may of carried work for shards this process holds; answers the endpoints
-     * whose work it left to a due read.
+     * whose work it left to a due read, and whether it queued any.
      */
-    take(work: HandedWork): Set<string> {
+    take(work: HandedWork): { unread: Set<string>; queued: boolean } {
       const unread = new Set<string>();
       const direct: Delivery[] = [];
       for (const d of work.deliveries) {
@@ -142,13 +142,17 @@ export function carriedWork(deps: CarriedDeps, options: CarriedOptions) {
           direct.push(d);
         else unread.add(d.webhookId);
       }
+      let queued = false;
       if (direct.length > 0) {
         deps.remember(work.event);
         // A lane at its depth keeps none of them and is marked cut: the rest is read once it runs low.
-        for (const d of deps.queue.add(direct, now())) deps.holds.hold(d);
+        for (const d of deps.queue.add(direct, now())) {
+          deps.holds.hold(d);
+          queued = true;
+        }
       }
       schedule();
-      return unread;
+      return { unread, queued };
     },
 
     /** How many deliveries taken otherwise are remembered. */

@@ -247,7 +247,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       fifo.start();
       ownership.start();
       const mine = (id: string) => ownership.tenure(shardOf(id)) !== null;
-      demand.listen(signals, mine, () => wakeSoon(), carried?.take);
+      demand.listen(signals, mine, (taken) => loop.soon(taken), carried?.take);
       // Publishes here carry the first deliveries of other processes' shards to them (ADR 29).
       if (carried) signals?.carry?.((id) => !mine(id));
       wake();
