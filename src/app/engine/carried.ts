@@ -60,11 +60,15 @@ export function carriedWork(deps: CarriedDeps, options: CarriedOptions) {
   const settled = new Map<number, number>();
   /** Per shard, a tenure waiting for the barrier that settles it. */
   const settling = new Map<number, { generation: number; barrier: number }>();
+  /** Nothing carried is taken until this barrier has resolved (the memory overflowed and was dropped). */
+  let fence = 0;
+  let resolvedUpTo = 0;
   let barrierOnItsWay = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let stopped = false;
 
   function resolved(k: number): void {
+    resolvedUpTo = Math.max(resolvedUpTo, k);
     for (const [id, b] of taken) {
       if (b > k) break;
       taken.delete(id);
@@ -94,7 +98,7 @@ export function carriedWork(deps: CarriedDeps, options: CarriedOptions) {
   /** A barrier now when a tenure waits for one; later while deliveries are remembered. */
   function schedule(): void {
     if (stopped || barrierOnItsWay) return;
-    if (settling.size > 0 || taken.size >= options.clearAt) barrier();
+    if (settling.size > 0 || taken.size >= options.clearAt || resolvedUpTo < fence) barrier();
     else if (taken.size > 0 && timer === null)
       timer = setTimeout(barrier, Math.max(0, oldest + options.clearEveryMs - now()));
     timer?.unref?.();
@@ -108,6 +112,12 @@ export function carriedWork(deps: CarriedDeps, options: CarriedOptions) {
         if (taken.size === 0) oldest = now();
         taken.delete(d.id);
         taken.set(d.id, nextBarrier);
+      }
+      // No barrier comes back (the channel is down): rather than remember without end, forget it all
+      // and take nothing carried until a barrier started after this has resolved.
+      if (taken.size > options.clearAt * 5) {
+        taken.clear();
+        fence = nextBarrier;
       }
       schedule();
     },
@@ -123,7 +133,8 @@ export function carriedWork(deps: CarriedDeps, options: CarriedOptions) {
         const shard = shardOf(d.webhookId);
         const tenure = deps.ownership.tenure(shard);
         if (tenure === null) continue;
-        if (settled.get(shard) !== tenure.generation) {
+        if (resolvedUpTo < fence) unread.add(d.webhookId);
+        else if (settled.get(shard) !== tenure.generation) {
           // Held since moments ago, perhaps: its previous owner may have sent this.
           const s = settling.get(shard);
           if (s?.generation !== tenure.generation)

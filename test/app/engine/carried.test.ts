@@ -139,4 +139,27 @@ describe("carried work", () => {
     expect(queue.size).toBe(0);
     expect(barriers.length).toBe(0);
   });
+
+  it("forgets everything when no barrier comes back for long, and takes nothing until one started after that does", async () => {
+    const { c, barriers, queue, settle } = setup();
+    await settle();
+    // clearAt 3: a barrier starts at 3 remembered, and never resolves (the channel is down).
+    const first = delivery("ep_1");
+    c.tookOtherwise([first, delivery("ep_1"), delivery("ep_1")]);
+    expect(barriers.length).toBe(1);
+    c.tookOtherwise(Array.from({ length: 13 }, () => delivery("ep_1")));
+    expect(c.remembered).toBe(0);
+    // Forgotten, so it could be taken twice: nothing carried is taken now, not even what is new.
+    expect([...c.take(work(first)).unread]).toEqual(["ep_1"]);
+    expect([...c.take(work(delivery("ep_1"))).unread]).toEqual(["ep_1"]);
+    // The barrier on its way started before the memory was dropped: it is not enough.
+    barriers.shift()!();
+    await tick();
+    expect([...c.take(work(first)).unread]).toEqual(["ep_1"]);
+    expect(barriers.length).toBe(1);
+    barriers.shift()!();
+    await tick();
+    expect([...c.take(work(delivery("ep_1"))).unread]).toEqual([]);
+    expect(queue.size).toBe(1);
+  });
 });
