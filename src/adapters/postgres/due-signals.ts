@@ -126,7 +126,7 @@ export class PostgresDueSignals implements DueSignals, PublishCarrier {
   }
 
   announce(endpointIds: readonly string[], work?: HandedWork): void {
-    if (work && work.deliveries.some((d) => this.carriedIds.has(d.id))) {
+    if (work?.deliveries.some((d) => this.carriedIds.has(d.id))) {
       // What the publish statement carried already is not announced again.
       const rest = work.deliveries.filter((d) => !this.carriedIds.delete(d.id));
       const restIds = new Set(rest.map((d) => d.webhookId));

@@ -1,12 +1,13 @@
 /**
- * How long a result waits to be written with others (stage 6): long enough for a batch of about `rows`
- * at the rate results arrive, never longer than `maxMs`, and the short `minMs` when that rate would not
- * gather a few (`fewest`) in `maxMs` anyway. With several processes each records only what it sent, so
+ * How long a result waits to be written with others (stage 6): long enough for a batch of about
+ * `batchRows` (20) at the rate results arrive, never longer than `batchMs`, and the short `delayMs` when
+ * that rate would not gather four in `batchMs` anyway. With several processes each records only what it sent, so
  * at one rate of work each gets a share of the results: a fixed wait made each process's batches that
  * much smaller, and the statements per delivery that much larger (docs/performance.md). A result that
  * something waits for (a FIFO endpoint's next event) is written after `minMs` (the recorder's `soon`).
  */
-export function recordDelay(options: { minMs: number; maxMs: number; rows: number; fewest: number }) {
+export function recordDelay(o: { delayMs: number; batchMs?: number; batchRows?: number }) {
+  const options = { minMs: o.delayMs, maxMs: o.batchMs ?? o.delayMs, rows: o.batchRows ?? 20, fewest: 4 };
   let last = Number.NaN;
   /** Mean gap between arrivals (ms), smoothed; infinite until two have arrived. */
   let gap = Number.POSITIVE_INFINITY;

@@ -13,11 +13,7 @@ export type { RecordingBacklog } from "./record-write.ts";
 const ACKNOWLEDGED_KEPT = 10_000;
 
 export interface RecorderOptions {
-  /**
-   * Results are written together once this many are waiting, or after a wait (record-delay.ts): `delayMs`
-   * when something waits for them (`soon`) or they arrive too rarely to gather, otherwise long enough for
-   * about `batchRows` at their rate, at most `batchMs` (default `delayMs`: always that). Never more at once.
-   */
+  /** Results are written together once this many are waiting, or after a wait (record-delay.ts); never more at once. */
   size: number;
   delayMs: number;
   batchMs?: number;
@@ -80,12 +76,7 @@ export function recorder(
   const handBackMs = options.handBackMs ?? 60_000;
   const maxWaiting = options.maxWaiting ?? 5 * options.size;
   let waiting: Entry[] = [];
-  const wait = recordDelay({
-    minMs: options.delayMs,
-    maxMs: options.batchMs ?? options.delayMs,
-    rows: options.batchRows ?? 20,
-    fewest: 4,
-  });
+  const wait = recordDelay(options);
   /** The batch being written now. */
   let writingNow: readonly Entry[] = [];
   const streakEnded = new Set<string>();
@@ -122,9 +113,8 @@ export function recorder(
   function schedule(ms: number) {
     const at = performance.now() + ms;
     if (timer && timerAt <= at) return;
-    if (timer) clearTimeout(timer);
-    timerAt = at;
-    timer = setTimeout(() => void flush(), ms);
+    clearTimeout(timer ?? undefined);
+    [timerAt, timer] = [at, setTimeout(() => void flush(), ms)];
   }
 
   /** Reports a result that keeps failing alone and hands its delivery back (see the recorder's comment). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { recordDelay } from "../../../src/app/engine/record-delay.ts";
 
-const options = { minMs: 5, maxMs: 100, rows: 20, fewest: 4 };
+const options = { delayMs: 5, batchMs: 100, batchRows: 20 };
 
 function arriving(gapMs: number, count = 50) {
   const d = recordDelay(options);
@@ -14,11 +14,11 @@ describe("the record delay", () => {
     expect(recordDelay(options).delayMs()).toBe(5);
   });
 
-  it("waits for about `rows` results at a steady rate", () => {
+  it("waits for about batchRows results at a steady rate", () => {
     expect(arriving(2)).toBeCloseTo(40, 0);
   });
 
-  it("waits at most maxMs, and the short delay when maxMs would gather fewer than `fewest`", () => {
+  it("waits at most batchMs, and the short delay when batchMs would gather fewer than four", () => {
     expect(arriving(10)).toBe(100);
     expect(arriving(30)).toBe(5);
   });
