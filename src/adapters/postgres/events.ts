@@ -111,7 +111,15 @@ export class PostgresEvents implements EventRepository {
             JOIN written w ON w.id = n.x->>0
           )`;
     const from = notices.length === 0 ? sql`written` : sql`written, notified`;
-    const won = await this.insertRows(sorted, events, deliveries, notify, from);
+    let won: Set<string>;
+    try {
+      won = await this.insertRows(sorted, events, deliveries, notify, from);
+    } catch (e) {
+      // A publish never fails for its notifications (PostgreSQL's NOTIFY queue full, behind a listener
+      // that stopped reading; a payload refused): written without them, the owners' reads find the work.
+      if (notices.length === 0 || isUnavailable(e)) throw e;
+      return this.insertRows(sorted, events, deliveries, sql``, sql`written`);
+    }
     if (notices.length > 0) {
       const noticed = new Set(notices.map((x) => x.eventId));
       this.carrier!.carried(

@@ -96,6 +96,24 @@ describeOnServer("on a PostgreSQL server", () => {
     }
   });
 
+  it("publishes without its notifications when they fail (here a payload PostgreSQL refuses)", async () => {
+    const h = await here();
+    try {
+      const w = publishWork(1);
+      const events = new PostgresEvents(h.sql, undefined, {
+        publishNotices: () => [{ eventId: w.event.id, payload: "x".repeat(9_000) }],
+        carried: () => {
+          throw new Error("nothing was carried");
+        },
+      });
+      expect(await events.insertWithDeliveries(w.event, w.deliveries)).toBe(true);
+      const [row] = await h.sql`SELECT count(*)::int AS n FROM deliveries WHERE event_id = ${w.event.id}`;
+      expect(row!.n).toBe(1);
+    } finally {
+      await h.sql.end({ timeout: 5 });
+    }
+  });
+
   it("resolves a barrier only after every announcement committed before it was heard", async () => {
     const h = await here();
     try {
