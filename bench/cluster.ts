@@ -5,6 +5,8 @@
 // lost and delivered twice; and the statements and CPU (Herald + PostgreSQL) per delivery. Options:
 //   --processes N (3)  --rate EVENTS_PER_S (20)  --seconds S (30)  --endpoints E (8)
 //   --stop kill|term|none (kill)  --at S (a third of --seconds)  --wait S (150: how long stragglers may take)
+//   --warmup S (0: publishing at the rate for S seconds before the clock starts, not counted: each
+//   process's JIT warms on its own share, so a short run of N processes counts N warm-ups)
 //   --json (print the figures as one JSON object only)
 // A run at 1 and one at 3 processes with --stop none give the per-delivery costs of scale-out alone.
 import { loadavg } from "node:os";
@@ -34,6 +36,7 @@ const { values: opt } = parseArgs({
     stop: { type: "string", default: "kill" },
     at: { type: "string" },
     wait: { type: "string", default: "150" },
+    warmup: { type: "string", default: "0" },
     json: { type: "boolean", default: false },
   },
 });
@@ -47,6 +50,7 @@ const rate = num("rate", opt.rate, 0.1);
 const seconds = num("seconds", opt.seconds, 1);
 const endpoints = num("endpoints", opt.endpoints, 1);
 const waitSeconds = num("wait", opt.wait, 1);
+const warmupSeconds = num("warmup", opt.warmup, 0);
 const stopAt = num("at", opt.at ?? String(seconds / 3), 0) * 1000;
 const stop = opt.stop as "kill" | "term" | "none";
 if (!["kill", "term", "none"].includes(stop)) throw new Error("--stop must be kill, term or none");
@@ -106,6 +110,19 @@ try {
     if (Date.now() > deadline) throw new Error(`shards never settled: ${owned.join(", ")}`);
   }
   await sleep(1_500);
+  // Warm-up: the same publishing, not counted; its deliveries are awaited and dropped.
+  const warm = Math.round(rate * warmupSeconds);
+  for (let i = 0, w0 = Date.now(); i < warm; i++) {
+    const wait = w0 + (i * 1000) / rate - Date.now();
+    if (wait > 0) await sleep(wait);
+    void call(servers[i % servers.length]!, "POST", "/api/v1/events", {
+      type: EVENT_TYPE,
+      data: eventData(i),
+    }).catch(() => {});
+  }
+  for (const deadline = Date.now() + 60_000; warm > 0 && Date.now() < deadline; await sleep(100))
+    if ((await rx.count()).distinct >= warm * endpoints) break;
+  if (warm > 0) await sleep(1_000);
   await rx.take();
 
   const victim = stop === "none" ? null : servers[servers.length - 1]!;
@@ -214,6 +231,7 @@ try {
     duplicated: duplicates,
     drained_s: Number(((Math.max(publishedAt, ...firsts.map((r) => r.at)) - publishedAt) / 1000).toFixed(1)),
     p50_before_ms: pct(latency(firsts.filter((r) => !after(r))), 50),
+    p95_before_ms: pct(latency(firsts.filter((r) => !after(r))), 95),
     p99_before_ms: pct(latency(firsts.filter((r) => !after(r))), 99),
     p50_after_ms: stoppedAt === null ? null : pct(latency(firsts.filter(after)), 50),
     p99_after_ms: stoppedAt === null ? null : pct(latency(firsts.filter(after)), 99),
@@ -246,7 +264,7 @@ try {
       `published ${result.published} (${refused} refused), ${deliveries} of ${expected} pairs delivered: lost ${lost}, duplicated ${duplicates}, unanswered publishes' deliveries ${unanswered}`,
     );
     say(
-      `publish→receipt p50 / p99: before the stop ${result.p50_before_ms} / ${result.p99_before_ms} ms; after ${result.p50_after_ms ?? "-"} / ${result.p99_after_ms ?? "-"} ms; max ${result.max_ms} ms`,
+      `publish→receipt p50 / p95 / p99: before the stop ${result.p50_before_ms} / ${result.p95_before_ms} / ${result.p99_before_ms} ms; after ${result.p50_after_ms ?? "-"} / ${result.p99_after_ms ?? "-"} ms; max ${result.max_ms} ms`,
     );
     for (const g of gaps)
       say(`  ${g.endpoint.padEnd(6)} longest gap ${g.longest_gap_ms} ms (from ${g.gap_from_s} s)`);

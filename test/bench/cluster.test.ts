@@ -54,4 +54,18 @@ describe.skipIf(!inject("postgresUrl"))("bench:cluster", () => {
     expect(r.statements_per_delivery).toBeGreaterThan(0);
     expect(r.herald_cpu_s_per_1000).toBeGreaterThan(0);
   });
+
+  it("sends every delivery exactly once with three processes passing work to each other (no stop)", async () => {
+    // Each publish goes to one process; two thirds of its deliveries are another's, carried to it in the
+    // publish's notification (ADR 29). A carried delivery taken twice, or one taken and never sent, shows.
+    const env: NodeJS.ProcessEnv = { DATABASE_URL: inject("postgresUrl"), MONGODB_URI: "" };
+    const args = ["--processes", "3", "--endpoints", "6", "--rate", "40", "--seconds", "6", "--stop", "none"];
+    const { code, out, err } = await runCluster([...args, "--wait", "120", "--json"], env);
+    expect(err).not.toMatch(/Error/);
+    expect(code).toBe(0);
+    const r = JSON.parse(out.trim().split("\n").at(-1)!);
+    expect(r.published).toBeGreaterThan(0);
+    expect(r).toMatchObject({ processes: 3, lost: 0, duplicated: 0, unanswered_deliveries: 0 });
+    expect(r.expected_pairs).toBe(r.published * 6);
+  });
 });

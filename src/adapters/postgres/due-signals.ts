@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Sql } from "postgres";
 import type { DueSignals, HandedWork } from "../../app/ports/store.ts";
 import { decodeHandedWork, encodeHandedWork, parseEndpointIds } from "./due-payload.ts";
@@ -6,6 +7,12 @@ export { parseEndpointIds } from "./due-payload.ts";
 
 /** The LISTEN channel of due work; the payload is endpoint ids joined by commas, or a hand-over (due-payload.ts). */
 export const DUE_CHANNEL = "herald_due";
+/** What a publish statement asks of the due channel to carry its work itself (events.ts). */
+export interface PublishCarrier {
+  publishNotices(publishes: readonly HandedWork[]): { eventId: string; payload: string }[];
+  carried(deliveryIds: readonly string[]): void;
+}
+
 /** Most characters in one payload (PostgreSQL refuses 8,000 or more): larger announcements are split. */
 const PAYLOAD_MAX = 7_000;
 
@@ -26,11 +33,26 @@ const PAYLOAD_MAX = 7_000;
  * per publish. Nothing is announced by a process that holds every shard, nor while the channel is not
  * known to work (a pooler in transaction mode drops LISTEN): the publisher then reads for that work
  * itself, and its reads find the other processes' work in its own shards, as before.
+ *
+ * Since ADR 29 a publish sends its own notifications in its statement (`publishNotices`, `carried`: the
+ * engine's `announce` after it then sends nothing for that work), and `barrier` sends a marker of this
+ * instance through the channel: heard in commit order, it tells the engine that everything committed
+ * before was heard.
  */
-export class PostgresDueSignals implements DueSignals {
+export class PostgresDueSignals implements DueSignals, PublishCarrier {
   private readonly waiting = new Set<string>();
   private readonly handed: string[] = [];
   private sending = false;
+  /** Which endpoints a publish here carries to their owners (carry); null: none. */
+  private theirs: ((webhookId: string) => boolean) | null = null;
+  /** Deliveries a publish statement carried, until their `announce` (which then sends nothing for them). */
+  private readonly carriedIds = new Set<string>();
+  /** This instance's markers (barrier): `!token:n`, heard in commit order with every announcement. */
+  private readonly token = randomUUID();
+  private marked = 0;
+  private heardMark = 0;
+  private readonly barriers: { n: number; resolve: () => void }[] = [];
+  private remark: ReturnType<typeof setTimeout> | null = null;
 
   /** `channel` checks the listening connection this shares (the read cache's heartbeat, ADR 18). */
   private readonly sql: Sql;
@@ -44,7 +66,80 @@ export class PostgresDueSignals implements DueSignals {
     return this.channel.listening;
   }
 
+  carry(theirs: ((webhookId: string) => boolean) | null): void {
+    this.theirs = theirs;
+  }
+
+  /**
+   * The notifications a publish statement sends itself, per event: the first deliveries of endpoints
+   * `carry` says are another process's, as one hand-over (or, too large for one, their endpoints).
+   * None while the channel is not known to work.
+   */
+  publishNotices(publishes: readonly HandedWork[]): { eventId: string; payload: string }[] {
+    const theirs = this.theirs;
+    if (theirs === null || !this.live) return [];
+    const out: { eventId: string; payload: string }[] = [];
+    for (const p of publishes) {
+      const deliveries = p.deliveries.filter((d) => theirs(d.webhookId));
+      if (deliveries.length === 0) continue;
+      const payload = encodeHandedWork({ event: p.event, deliveries }, PAYLOAD_MAX);
+      const ids =
+        payload === null ? joinWithin([...new Set(deliveries.map((d) => d.webhookId))], PAYLOAD_MAX) : [];
+      for (const x of payload === null ? ids : [payload]) out.push({ eventId: p.event.id, payload: x });
+    }
+    return out;
+  }
+
+  /** The publish statement that sent publishNotices committed: these deliveries need no announcement. */
+  carried(deliveryIds: readonly string[]): void {
+    // Bounded: an announcement that never comes (a stopped engine) must not keep its ids forever.
+    if (this.carriedIds.size > 100_000) this.carriedIds.clear();
+    for (const id of deliveryIds) this.carriedIds.add(id);
+  }
+
+  barrier(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.barriers.push({ n: ++this.marked, resolve });
+      this.mark();
+    });
+  }
+
+  /** Sends the newest marker (in the next statement, so after every call so far); again if unheard in 2 s. */
+  private mark(): void {
+    if (this.remark) clearTimeout(this.remark);
+    this.handed.push(`!${this.token}:${this.marked}`);
+    if (!this.sending) void this.send();
+    this.remark = setTimeout(() => {
+      this.remark = null;
+      if (this.barriers.length > 0) this.mark();
+    }, 2_000);
+    this.remark.unref?.();
+  }
+
+  /** A marker of this instance was heard: every barrier up to it is passed. */
+  private heard(payload: string): void {
+    const [token, n] = payload.slice(1).split(":");
+    if (token !== this.token) return;
+    const k = Number(n);
+    if (!(k > this.heardMark)) return;
+    this.heardMark = k;
+    while (this.barriers.length > 0 && this.barriers[0]!.n <= k) this.barriers.shift()!.resolve();
+    if (this.barriers.length === 0 && this.remark) {
+      clearTimeout(this.remark);
+      this.remark = null;
+    }
+  }
+
   announce(endpointIds: readonly string[], work?: HandedWork): void {
+    if (work?.deliveries.some((d) => this.carriedIds.has(d.id))) {
+      // What the publish statement carried already is not announced again.
+      const rest = work.deliveries.filter((d) => !this.carriedIds.delete(d.id));
+      const restIds = new Set(rest.map((d) => d.webhookId));
+      const carriedOnly = new Set(work.deliveries.map((d) => d.webhookId).filter((id) => !restIds.has(id)));
+      endpointIds = endpointIds.filter((id) => !carriedOnly.has(id));
+      work = rest.length > 0 ? { event: work.event, deliveries: rest } : undefined;
+      if (endpointIds.length === 0 && !work) return;
+    }
     const payload = work ? encodeHandedWork(work, PAYLOAD_MAX) : null;
     // The work's endpoints ride with it; any other endpoint given is announced alone.
     const carried = new Set(payload === null ? [] : work!.deliveries.map((d) => d.webhookId));
@@ -57,7 +152,8 @@ export class PostgresDueSignals implements DueSignals {
     let stopped = false;
     const listening = this.sql
       .listen(DUE_CHANNEL, (payload) => {
-        if (stopped) return;
+        if (payload.startsWith("!")) this.heard(payload);
+        if (stopped || payload.startsWith("!")) return;
         const work = decodeHandedWork(payload);
         const ids = work
           ? [...new Set(work.deliveries.map((d) => d.webhookId))]

@@ -1,8 +1,9 @@
-import type { Sql } from "postgres";
+import type { PendingQuery, Row, Sql } from "postgres";
 import type { EventRepository, EventSubjects, StoredEvent, SubjectMatch } from "../../app/ports/events.ts";
 import type { Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
 import { type Answer, type NaturalBatchOptions, naturalBatch, PUBLISH_BATCHING } from "../natural-batch.ts";
+import { DUE_CHANNEL, type PublishCarrier } from "./due-signals.ts";
 import { isUnavailable } from "./errors.ts";
 import { texts } from "./rows/arrays.ts";
 import {
@@ -22,10 +23,20 @@ interface Publish {
 export class PostgresEvents implements EventRepository {
   private readonly publishBatched: (p: Publish) => Promise<boolean>;
 
-  /** `batching`: how concurrent publishes are grouped into one statement (natural-batch.ts). */
+  /**
+   * `batching`: how concurrent publishes are grouped into one statement (natural-batch.ts). `carrier`:
+   * the due channel, whose notifications of a publish's work for other processes' shards the publish
+   * statement sends itself (ADR 29): no statement of their own, and in the publish's commit.
+   */
   private readonly sql: Sql;
-  constructor(sql: Sql, batching: NaturalBatchOptions = PUBLISH_BATCHING) {
+  private readonly carrier: PublishCarrier | null;
+  constructor(
+    sql: Sql,
+    batching: NaturalBatchOptions = PUBLISH_BATCHING,
+    carrier: PublishCarrier | null = null,
+  ) {
     this.sql = sql;
+    this.carrier = carrier;
     this.publishBatched = naturalBatch((calls: readonly Publish[]) => this.write(calls), batching);
   }
 
@@ -88,6 +99,46 @@ export class PostgresEvents implements EventRepository {
     );
     const events = sorted.map((c) => c.event);
     const deliveries = sorted.flatMap((c) => c.deliveries);
+    const notices = this.carrier?.publishNotices(sorted) ?? [];
+    // Each notice is sent only if its event is written here (a repeat writes and announces nothing).
+    // Not referenced, a CTE that writes nothing would not run: the final SELECT joins its one row.
+    const notify =
+      notices.length === 0
+        ? sql``
+        : sql`, notified AS (
+            SELECT count(pg_notify(${DUE_CHANNEL}, n.x->>1)) AS n
+            FROM json_array_elements(${JSON.stringify(notices.map((x) => [x.eventId, x.payload]))}::text::json) AS n(x)
+            JOIN written w ON w.id = n.x->>0
+          )`;
+    const from = notices.length === 0 ? sql`written` : sql`written, notified`;
+    let won: Set<string>;
+    try {
+      won = await this.insertRows(sorted, events, deliveries, notify, from);
+    } catch (e) {
+      // A publish never fails for its notifications (PostgreSQL's NOTIFY queue full, behind a listener
+      // that stopped reading; a payload refused): written without them, the owners' reads find the work.
+      if (notices.length === 0 || isUnavailable(e)) throw e;
+      return this.insertRows(sorted, events, deliveries, sql``, sql`written`);
+    }
+    if (notices.length > 0) {
+      const noticed = new Set(notices.map((x) => x.eventId));
+      this.carrier!.carried(
+        sorted.flatMap((c) =>
+          noticed.has(c.event.id) && won.has(c.event.id) ? c.deliveries.map((d) => d.id) : [],
+        ),
+      );
+    }
+    return won;
+  }
+
+  private async insertRows(
+    sorted: readonly Publish[],
+    events: StoredEvent[],
+    deliveries: Delivery[],
+    notify: PendingQuery<Row[]>,
+    from: PendingQuery<Row[]>,
+  ): Promise<Set<string>> {
+    const sql = this.sql;
     if (sorted.every((c) => c.deliveries.every((d) => isFirstAttemptOf(d, c.event)))) {
       // What every publish writes: the deliveries' scope, type, times and sequence come from their event's row.
       const rows = await sql<{ id: string }[]>`
@@ -103,8 +154,8 @@ export class PostgresEvents implements EventRepository {
             d.status, d.url, w.created_at, w.created_at, d.shard, w.sequence
           FROM ${firstDeliveryRecords(sql, deliveries)} JOIN written w ON w.id = d.event_id
           ON CONFLICT (id) DO NOTHING
-        )
-        SELECT id FROM written`;
+        )${notify}
+        SELECT id FROM ${from}`;
       return new Set(rows.map((r) => r.id));
     }
     const rows = await sql<{ id: string }[]>`
@@ -118,8 +169,8 @@ export class PostgresEvents implements EventRepository {
         SELECT d.* FROM ${deliveryRecords(sql, deliveries)}
         WHERE d.event_id IN (SELECT id FROM written)
         ON CONFLICT (id) DO NOTHING
-      )
-      SELECT id FROM written`;
+      )${notify}
+      SELECT id FROM ${from}`;
     return new Set(rows.map((r) => r.id));
   }
 

@@ -61,9 +61,10 @@ export function createPostgresRepositories(
   });
   const pinged = renewable ? () => pingRenewing(sql, renewable) : () => ping(sql).then(() => false);
   const guard = <T extends object>(target: T) => guarded(target, watch);
+  const due = cache ? new PostgresDueSignals(sql, cache) : null;
   return {
     endpoints: guard(new PostgresEndpoints(sql, cache)),
-    events: guard(new PostgresEvents(sql)),
+    events: guard(new PostgresEvents(sql, undefined, due)),
     deliveries: guard(deliveries),
     shards: guard(shards),
     tokens: guard(new PostgresTokens(sql, cache)),
@@ -71,7 +72,7 @@ export function createPostgresRepositories(
     erasures: guard(new PostgresErasures(sql)),
     settings: guard(new PostgresSettings(sql)),
     // Like the cache, for a long-running server: due work stored here is announced to its shards' owners.
-    ...(cache ? { due: new PostgresDueSignals(sql, cache) } : {}),
+    ...(due ? { due } : {}),
     // The ping (every 5 s, and /readyz) also checks that the cache's notifications still arrive.
     ping: async () => {
       try {

@@ -121,15 +121,36 @@ export class PostgresShards implements ShardRepository {
   }
 
   async live(now: Date): Promise<string[]> {
+    const rows = await this.sql<{ id: string }[]>`SELECT p.id FROM processes p WHERE ${this.alive(now)}`;
+    return rows.map((r) => r.id);
+  }
+
+  /** One statement: the heads' rows, then a row per live process (only `live_id` set). */
+  async round(now: Date): Promise<{ heads: ShardLease[]; live: string[] }> {
+    const rows = await this.sql<(ShardLeaseRow & { live_id: string | null })[]>`
+      SELECT * FROM (
+        SELECT DISTINCT ON (shard) shard, generation, owner, expires_at, NULL::text AS live_id FROM shard_leases
+        ORDER BY shard, generation DESC
+      ) h
+      UNION ALL
+      SELECT NULL, NULL, NULL, NULL, p.id FROM processes p WHERE ${this.alive(now)}`;
+    const heads: ShardLease[] = [];
+    const live: string[] = [];
+    for (const r of rows) {
+      if (r.live_id === null) heads.push(leaseFromRow(r));
+      else live.push(r.live_id);
+    }
+    return { heads, live };
+  }
+
+  /** A process counted live at `now`: its heartbeat runs ("session": and its proof of life is held). */
+  private alive(now: Date) {
     const sql = this.sql;
     const locked =
       this.liveness === "session"
         ? sql`AND (p.lock_key IS NULL OR EXISTS (SELECT 1 FROM pg_locks l WHERE ${lockOf(sql, sql`p.lock_key`)}))`
         : sql``;
-    const rows = await sql<
-      { id: string }[]
-    >`SELECT p.id FROM processes p WHERE p.expires_at > ${now} ${locked}`;
-    return rows.map((r) => r.id);
+    return sql`p.expires_at > ${now} ${locked}`;
   }
 
   async leave(processId: string): Promise<void> {

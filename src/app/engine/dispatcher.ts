@@ -33,6 +33,8 @@ export interface EngineOptions {
   /** Results are written together once this many are waiting, or after flushDelayMs. */
   flushSize?: number;
   flushDelayMs?: number;
+  /** The longest a result waits to be written with others at a steady rate (record-delay.ts; default 100 ms). */
+  flushBatchMs?: number;
   /** After completions, how long to gather freed slots before claiming again. */
   claimDelayMs?: number;
   /**

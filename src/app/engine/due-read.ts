@@ -1,3 +1,4 @@
+import type { Delivery } from "../../domain/delivery.ts";
 import { shardOf } from "../../domain/shards.ts";
 import type { DeliveryRepository } from "../ports/deliveries.ts";
 import type { Clock } from "../ports/system.ts";
@@ -25,6 +26,8 @@ export interface DueReaderDeps {
   release(ids: readonly string[]): void;
   /** The read took from `started` to `ended` (monotonic ms). */
   measured(started: number, ended: number): void;
+  /** What the read took (queued, or claimed as heads): never taken again from the due channel. */
+  took?(deliveries: readonly Delivery[]): void;
 }
 
 /**
@@ -49,6 +52,7 @@ export function dueReader(deps: DueReaderDeps, options: { queueSize: number; que
     for (const [id, turns] of deps.pace.rooms()) if (turns <= 0) exclude.add(id);
     queue.reading(exclude);
     demand.reading();
+    const letGo = holds.watchReleases();
     const read = await readDue(deps.deliveries, {
       now,
       shards: deps.ownership.claimable(),
@@ -56,20 +60,26 @@ export function dueReader(deps: DueReaderDeps, options: { queueSize: number; que
       perEndpoint: options.queueDepth,
       exclude,
       held: holds.entries(),
-    }).catch((e: unknown) => {
-      // Nothing was read: whatever made this read worth making still holds.
-      demand.all();
-      throw e;
-    });
+    })
+      .catch((e: unknown) => {
+        // Nothing was read: whatever made this read worth making still holds.
+        demand.all();
+        throw e;
+      })
+      .finally(letGo.close);
     deps.measured(started, performance.now());
     if (read.more) demand.all();
-    // A shard given back (or lost) while the read was on its way is no longer this process's to send.
-    const mine = read.due.filter((d) => deps.ownership.mayClaim(shardOf(d.webhookId)) && !holds.has(d.id));
-    for (const d of queue.add(
+    // A shard given back (or lost) while the read was on its way is no longer this process's to send;
+    // what is held, or was let go while the read was on its way (sent and recorded), is not sent again.
+    const mine = read.due.filter(
+      (d) => deps.ownership.mayClaim(shardOf(d.webhookId)) && !holds.has(d.id) && !letGo.has(d.id),
+    );
+    const queued = queue.add(
       mine.filter((d) => !fifo.isFifo(d.webhookId)),
       performance.now(),
-    ))
-      holds.hold(d);
+    );
+    for (const d of queued) holds.hold(d);
+    deps.took?.(queued);
     // FIFO endpoints' work is claimed as their heads, one each (ADR 16).
     const heads = await fifo.heads(
       mine.filter((d) => fifo.isFifo(d.webhookId)).map((delivery) => ({ delivery })),
@@ -79,6 +89,7 @@ export function dueReader(deps: DueReaderDeps, options: { queueSize: number; que
       (c) => deps.ownership.mayClaim(shardOf(c.delivery.webhookId)) && !holds.has(c.delivery.id),
     );
     for (const c of ours) holds.hold(c.delivery);
+    deps.took?.(ours.map((c) => c.delivery));
     return { heads: ours, more: read.more };
   }
 

@@ -2,6 +2,7 @@ import { shardOf } from "../../domain/shards.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
 import type { AcceptedWork } from "../ports/sending.ts";
 import { attempter } from "./attempt.ts";
+import { carriedWork } from "./carried.ts";
 import { roomRule, takeWithinRoom } from "./claim.ts";
 import { claimLoop } from "./claim-loop.ts";
 import type { Dispatcher, EngineDeps } from "./dispatcher.ts";
@@ -78,7 +79,12 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   const resumed = () => wakeSoon(true);
   const record = recorder(
     { repos, clock, logger, recorded: release, resumed, announce: op?.announce, cleared: op?.cleared },
-    { size: options.flushSize ?? 200, delayMs: options.flushDelayMs ?? 5, retryMs: 1_000 },
+    {
+      size: options.flushSize ?? 200,
+      delayMs: options.flushDelayMs ?? 5,
+      batchMs: options.flushBatchMs ?? Math.max(100, options.flushDelayMs ?? 5),
+      retryMs: 1_000,
+    },
   );
   const prepare = preparer({ repos, cipher: deps.cipher, clock });
   const postponed = postponer({ deliveries: repos.deliveries, clock, logger, done: release });
@@ -102,7 +108,25 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     ownershipTiming(options),
   );
   const [running, unread] = [() => loop.running, demand.endpoint];
-  const handed = handover({ queue, queueSize, signals, ownership, fifo, holds: held, running, unread });
+  // Work other processes' publishes carry here, where the store can (ADR 29).
+  const barrier = signals?.barrier?.bind(signals);
+  const carried = barrier
+    ? carriedWork(
+        {
+          signals: { barrier },
+          ownership,
+          fifo,
+          holds: held,
+          queue,
+          queueSize,
+          running,
+          remember: (e) => prepare.remember(e),
+        },
+        { clearEveryMs: 5_000, clearAt: 20_000 },
+      )
+    : null;
+  const took = carried?.tookOtherwise;
+  const handed = handover({ queue, queueSize, signals, ownership, fifo, holds: held, running, unread, took });
   // A delivery waiting for its endpoint's rate limit is held (until sent and recorded, or given back)
   // but not in flight: it counts against no concurrency cap while it waits.
   const pace = pacer(
@@ -124,13 +148,30 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     },
   );
   const reader = dueReader(
-    { ...repos, clock, queue, fifo, holds: held, demand, pace, ownership, release, measured: loop.measured },
+    {
+      ...repos,
+      clock,
+      queue,
+      fifo,
+      holds: held,
+      demand,
+      pace,
+      ownership,
+      release,
+      measured: loop.measured,
+      took,
+    },
     { queueSize, queueDepth },
   );
 
-  function recordResult(r: AttemptResult, effects: Parameters<typeof record.add>[1] = null) {
+  /** A FIFO endpoint's next event waits for this record: written soon, not batched longer. */
+  function recordResult(
+    r: AttemptResult,
+    webhookId: string,
+    effects: Parameters<typeof record.add>[1] = null,
+  ) {
     metrics.attempt({ status: r.status, error: r.error, durationMs: r.durationMs });
-    record.add(r, effects);
+    record.add(r, effects, fifo.isFifo(webhookId));
   }
   const attempts = attempter({
     ...deps,
@@ -138,7 +179,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     tracing: deps.tracing ?? null,
     retryScheduleMs: options.retryScheduleMs,
     stale: handed.stale,
-    record: (decided) => recordResult(decided.result, decided),
+    record: (decided) => recordResult(decided.result, decided.endpointId, decided),
     ended(p) {
       inFlight.remove(p.delivery.webhookId);
       wakeSoon();
@@ -171,8 +212,9 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       throw e;
     }
     for (const r of prepared.finished) {
-      inFlight.remove(claimed.find((c) => c.delivery.id === r.id)!.delivery.webhookId);
-      recordResult(r);
+      const { webhookId } = claimed.find((c) => c.delivery.id === r.id)!.delivery;
+      inFlight.remove(webhookId);
+      recordResult(r, webhookId);
     }
     // Finished without a send, their slots are free as a completion's are: what is queued behind them goes next.
     if (prepared.finished.length > 0) wakeSoon();
@@ -204,7 +246,10 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       pace.start();
       fifo.start();
       ownership.start();
-      demand.listen(signals, (id) => ownership.tenure(shardOf(id)) !== null, wakeSoon);
+      const mine = (id: string) => ownership.tenure(shardOf(id)) !== null;
+      demand.listen(signals, mine, (taken) => loop.soon(taken), carried?.take);
+      // Publishes here carry the first deliveries of other processes' shards to them (ADR 29).
+      if (carried) signals?.carry?.((id) => !mine(id));
       wake();
     },
     wake(accepted?: AcceptedWork) {
@@ -215,6 +260,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     },
     async stop(graceMs: number) {
       demand.unlisten();
+      signals?.carry?.(null);
+      carried?.stop();
       const deadline = Date.now() + graceMs;
       // At once: the shards go first; what is in flight is sent again by their next owners.
       const givenUp = graceMs <= 0 ? ownership.stop(true) : null;

@@ -30,6 +30,8 @@ export interface HandoverDeps {
   holds: Pick<Holds, "has" | "hold">;
   /** Work stored for the endpoint that was not handed over: the next claim reads it. */
   unread(webhookId: string): void;
+  /** What was queued here: never taken again from the due channel. */
+  took?(deliveries: readonly Delivery[]): void;
   /** Monotonic ms (performance.now()). */
   now?: () => number;
 }
@@ -73,14 +75,23 @@ export function handover(deps: HandoverDeps) {
           direct.push(d);
         else deps.unread(d.webhookId);
       }
-      // Their owner reads them when told; a read here would find none of them (it reads this process's shards).
-      if (theirs.size > 0) deps.signals!.announce([...theirs]);
+      // Their owner reads them when told; a read here would find none of them (it reads this process's
+      // shards). Given the work, a store that carried it in the publish itself sends nothing more.
+      if (theirs.size > 0) {
+        const event = accepted.event;
+        deps.signals!.announce([...theirs], {
+          event,
+          deliveries: accepted.deliveries.filter((d) => theirs.has(d.webhookId)),
+        });
+      }
       const at = (deps.now ?? (() => performance.now()))();
       // A lane at its depth keeps none of them and is marked cut: the rest is read once it runs low.
-      for (const d of deps.queue.add(direct, at)) {
+      const kept = deps.queue.add(direct, at);
+      for (const d of kept) {
         deps.holds.hold(d);
         handed.set(d.id, { endpoint: endpoints.get(d.webhookId)!, at });
       }
+      deps.took?.(kept);
     },
     /** A queued delivery is taken at `at`: with the endpoint its publish read, if that is fresh enough. */
     claim(delivery: Delivery, at: number): Claimed {

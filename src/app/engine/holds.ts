@@ -18,6 +18,8 @@ export function holds() {
   const perShard = new Map<number, number>();
   const perEndpoint = new Map<string, number>();
   const drainWaiters = new Map<number, (() => void)[]>();
+  /** Open watches (`watchReleases`): each collects the ids let go while it is open. */
+  const watches = new Set<Set<string>>();
 
   return {
     /** Holds a delivery from here until it is released. */
@@ -34,6 +36,7 @@ export function holds() {
         const h = held.get(id);
         if (h === undefined) continue;
         held.delete(id);
+        for (const w of watches) w.add(id);
         bump(perShard, h.shard, -1);
         bump(perEndpoint, h.webhookId, -1);
         if (!perShard.has(h.shard)) for (const w of drainWaiters.get(h.shard)?.splice(0) ?? []) w();
@@ -43,6 +46,17 @@ export function holds() {
     },
     has(id: string): boolean {
       return held.has(id);
+    },
+    /**
+     * Remembers what is let go from now until `close`. A due read opens one as it starts: it may still
+     * find, as pending, a delivery held when it started (left out of it by id) or held after, that was
+     * sent and recorded and let go before the read landed (its snapshot was older than the record). The
+     * read drops what was let go meanwhile, so it is never sent again.
+     */
+    watchReleases(): { has(id: string): boolean; close(): void } {
+      const gone = new Set<string>();
+      watches.add(gone);
+      return { has: (id) => gone.has(id), close: () => void watches.delete(gone) };
     },
     /** Every held delivery with its endpoint (a due read leaves them out). */
     entries(): Iterable<[string, { webhookId: string }]> {

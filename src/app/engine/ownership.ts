@@ -137,7 +137,10 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
     const now = clock.now();
     const sole = shards.liveness === "sole";
     // The embedded database's pid lock proves this process the only one: every other owner has died.
-    const [heads, live] = await Promise.all([shards.heads(), sole ? [] : shards.live(now)]);
+    const both = sole || !shards.round ? null : await shards.round(now);
+    const [heads, live] = both
+      ? [both.heads, both.live]
+      : await Promise.all([shards.heads(), sole ? [] : shards.live(now)]);
     // After the read: a shard given back was given back before this moment, its sends all started.
     const seen = clock.now().getTime();
     const read = monotonic();

@@ -1,4 +1,4 @@
-import type { DueSignals } from "../ports/store.ts";
+import type { DueSignals, HandedWork } from "../ports/store.ts";
 import type { DueQueue } from "./queue.ts";
 
 /**
@@ -41,18 +41,27 @@ export function readDemand(queue: Pick<DueQueue, "runningLow" | "isFull" | "mark
     /**
      * Another process stored work for endpoints of shards held here (`mine`): marked like this process's
      * own publishes (read unless that endpoint's lane is full already), and `wake` claims soon rather than
-     * at the next scheduled read, until `unlisten`.
+     * at the next scheduled read, until `unlisten`. Work the announcement carried goes to `take` first,
+     * which answers the endpoints it left to a read and whether it queued any.
      */
-    listen(signals: DueSignals | null, mine: (webhookId: string) => boolean, wake: () => void): void {
+    listen(
+      signals: DueSignals | null,
+      mine: (webhookId: string) => boolean,
+      wake: (taken: boolean) => void,
+      take?: (work: HandedWork) => { unread: ReadonlySet<string>; queued: boolean },
+    ): void {
       unlisten =
-        signals?.listen((endpointIds) => {
-          let any = false;
+        signals?.listen((endpointIds, work) => {
+          const took = work && take ? take(work) : null;
+          const unread = took?.unread ?? null;
+          let read = false;
           for (const id of endpointIds) {
-            if (!mine(id)) continue;
+            if (!mine(id) || (unread !== null && !unread.has(id))) continue;
             freshFor.add(id);
-            any = true;
+            read = true;
           }
-          if (any) wake();
+          // Work taken as it came goes at once, as a publish's own hand-over does; a read waits its spacing.
+          if (read || took?.queued) wake(!read);
         }) ?? null;
     },
     unlisten(): void {

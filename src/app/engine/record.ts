@@ -4,6 +4,7 @@ import type { Logger } from "../logger.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
 import type { Repositories, StoreFailure } from "../ports/store.ts";
 import type { Clock } from "../ports/system.ts";
+import { recordDelay } from "./record-delay.ts";
 import { type Entry, type RecordingBacklog, stalling, writeSplitting } from "./record-write.ts";
 
 export type { RecordingBacklog } from "./record-write.ts";
@@ -12,9 +13,11 @@ export type { RecordingBacklog } from "./record-write.ts";
 const ACKNOWLEDGED_KEPT = 10_000;
 
 export interface RecorderOptions {
-  /** Results are written together once this many are waiting, or after `delayMs`; never more at once. */
+  /** Results are written together once this many are waiting, or after a wait (record-delay.ts); never more at once. */
   size: number;
   delayMs: number;
+  batchMs?: number;
+  batchRows?: number;
   /** After a failed write, how long before what it held is tried again. */
   retryMs: number;
   /** A result that failed on its own this many times is handed back (default 3). */
@@ -73,6 +76,7 @@ export function recorder(
   const handBackMs = options.handBackMs ?? 60_000;
   const maxWaiting = options.maxWaiting ?? 5 * options.size;
   let waiting: Entry[] = [];
+  const wait = recordDelay(options);
   /** The batch being written now. */
   let writingNow: readonly Entry[] = [];
   const streakEnded = new Set<string>();
@@ -104,8 +108,13 @@ export function recorder(
     wasAccepting = ok;
   }
 
+  let timerAt = 0;
+  /** Writes in `ms`, or sooner if a write is already set for sooner. */
   function schedule(ms: number) {
-    if (!timer) timer = setTimeout(() => void flush(), ms);
+    const at = performance.now() + ms;
+    if (timer && timerAt <= at) return;
+    clearTimeout(timer ?? undefined);
+    [timerAt, timer] = [at, setTimeout(() => void flush(), ms)];
   }
 
   /** Reports a result that keeps failing alone and hands its delivery back (see the recorder's comment). */
@@ -240,7 +249,9 @@ export function recorder(
         streak: "end" | "start" | null;
         exhausted?: OperationalNotice | null;
       } | null = null,
+      soon = false,
     ) {
+      wait.arrived(performance.now());
       if (result.acknowledges) {
         acknowledged.add(pairKey(result.acknowledges.eventId, result.acknowledges.webhookId));
         if (acknowledged.size > ACKNOWLEDGED_KEPT) {
@@ -267,7 +278,7 @@ export function recorder(
       // While the store fails as a whole, only the retry's timer writes: each write now would fail too.
       if (stalledSince !== null) schedule(options.retryMs);
       else if (waiting.length >= options.size) void flush();
-      else schedule(options.delayMs);
+      else schedule(soon ? options.delayMs : wait.delayMs());
     },
     /** Writes what is waiting now; resolves when every write so far has settled. */
     flush,

@@ -33,6 +33,11 @@ export interface ShardRepository {
   /** The newest generation of every shard that was ever leased. */
   heads(): Promise<ShardLease[]>;
   /**
+   * `heads()` and `live(now)` in one read, where the store can (each process makes this read every
+   * ownership round, whatever its load: with ten processes, one statement less a round counts).
+   */
+  round?(now: Date): Promise<{ heads: ShardLease[]; live: string[] }>;
+  /**
    * Inserts each lease; one insert per (shard, generation) can succeed, whoever tries, on every
    * backend. Answers the shards won; older generations of those shards are forgotten.
    */

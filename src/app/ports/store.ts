@@ -50,6 +50,19 @@ export interface DueSignals {
    * and with the work it carried when it carried some (null otherwise: read for it).
    */
   listen(heard: (endpointIds: readonly string[], work: HandedWork | null) => void): () => void;
+  /**
+   * Resolves once every announcement committed before this call has been passed to `heard`, or was lost
+   * with the listening connection (PostgreSQL delivers notifications in commit order, so the store sends
+   * a marker after the call and resolves when the listener hears it). Never rejects; may never resolve
+   * while the channel is down. Offered by a store whose announcements carry work.
+   */
+  barrier?(): Promise<void>;
+  /**
+   * Which endpoints' first deliveries a publish through this process carries to their owners in its own
+   * write (those of shards this process does not hold), instead of an announcement after it; null stops.
+   * The work so carried needs no `announce`: one made for it anyway sends nothing for what was carried.
+   */
+  carry?(theirs: ((webhookId: string) => boolean) | null): void;
 }
 
 /** A publish's event and first deliveries, carried to the processes that own their shards. */

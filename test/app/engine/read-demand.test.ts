@@ -83,4 +83,41 @@ describe("whether the database must be read", () => {
     d.unlisten();
     expect(heard).toBe(null);
   });
+
+  it("reads only the endpoints whose carried work was not taken, and claims at once what was", () => {
+    const { queue } = lanes();
+    const d = readDemand(queue);
+    d.reading();
+    let heard: ((ids: readonly string[], work: HandedWork | null) => void) | null = null;
+    const signals: DueSignals = {
+      live: true,
+      announce: () => {},
+      listen(h) {
+        heard = h;
+        return () => {};
+      },
+    };
+    const wakes: boolean[] = [];
+    let answer = { unread: new Set<string>(), queued: true };
+    d.listen(
+      signals,
+      () => true,
+      (taken) => void wakes.push(taken),
+      () => answer,
+    );
+    const work = {} as HandedWork;
+    heard!(["a", "b"], work);
+    expect(wakes).toEqual([true]);
+    expect(d.mustRead()).toBe(false);
+    answer = { unread: new Set(["b"]), queued: true };
+    heard!(["a", "b"], work);
+    expect(wakes).toEqual([true, false]);
+    expect(d.mustRead()).toBe(true);
+    d.reading();
+    // Nothing taken and nothing to read (work of others' shards, or this process's own): no claim.
+    answer = { unread: new Set(), queued: false };
+    heard!(["a"], work);
+    expect(wakes).toHaveLength(2);
+    expect(d.mustRead()).toBe(false);
+  });
 });
