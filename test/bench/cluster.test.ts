@@ -57,7 +57,7 @@ describe.skipIf(!inject("postgresUrl"))("bench:cluster", () => {
 
   it("sends every delivery exactly once with three processes passing work to each other (no stop)", async () => {
     // Each publish goes to one process; two thirds of its deliveries are another's, carried to it in the
-    // publish's notification (ADR 29). A carried delivery taken twice, or one taken and never sent, shows.
+    // publish's notification (ADR 30). A carried delivery taken twice, or one taken and never sent, shows.
     const env: NodeJS.ProcessEnv = { DATABASE_URL: inject("postgresUrl"), MONGODB_URI: "" };
     const args = ["--processes", "3", "--endpoints", "6", "--rate", "40", "--seconds", "6", "--stop", "none"];
     const { code, out, err } = await runCluster([...args, "--wait", "120", "--json"], env);

@@ -34,7 +34,7 @@ const PAYLOAD_MAX = 7_000;
  * known to work (a pooler in transaction mode drops LISTEN): the publisher then reads for that work
  * itself, and its reads find the other processes' work in its own shards, as before.
  *
- * Since ADR 29 a publish sends its own notifications in its statement (`publishNotices`, `carried`: the
+ * Since ADR 30 a publish sends its own notifications in its statement (`publishNotices`, `carried`: the
  * engine's `announce` after it then sends nothing for that work), and `barrier` sends a marker of this
  * instance through the channel: heard in commit order, it tells the engine that everything committed
  * before was heard.

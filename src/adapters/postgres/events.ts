@@ -26,7 +26,7 @@ export class PostgresEvents implements EventRepository {
   /**
    * `batching`: how concurrent publishes are grouped into one statement (natural-batch.ts). `carrier`:
    * the due channel, whose notifications of a publish's work for other processes' shards the publish
-   * statement sends itself (ADR 29): no statement of their own, and in the publish's commit.
+   * statement sends itself (ADR 30): no statement of their own, and in the publish's commit.
    */
   private readonly sql: Sql;
   private readonly carrier: PublishCarrier | null;

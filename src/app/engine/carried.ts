@@ -32,7 +32,7 @@ export interface CarriedOptions {
 }
 
 /**
- * Work another process's publish carried to this one through the due channel (ADR 29), queued without
+ * Work another process's publish carried to this one through the due channel (ADR 30), queued without
  * a due read or an events read, as exactly as a read would: only in a shard this process may claim
  * from, never an endpoint sent in order (FIFO: its head is read), never a delivery held here, and never
  * one this process took another way (read, or handed over by its own publish) and may have sent and let

@@ -108,7 +108,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     ownershipTiming(options),
   );
   const [running, unread] = [() => loop.running, demand.endpoint];
-  // Work other processes' publishes carry here, where the store can (ADR 29).
+  // Work other processes' publishes carry here, where the store can (ADR 30).
   const barrier = signals?.barrier?.bind(signals);
   const carried = barrier
     ? carriedWork(
@@ -248,7 +248,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       ownership.start();
       const mine = (id: string) => ownership.tenure(shardOf(id)) !== null;
       demand.listen(signals, mine, (taken) => loop.soon(taken), carried?.take);
-      // Publishes here carry the first deliveries of other processes' shards to them (ADR 29).
+      // Publishes here carry the first deliveries of other processes' shards to them (ADR 30).
       if (carried) signals?.carry?.((id) => !mine(id));
       wake();
     },

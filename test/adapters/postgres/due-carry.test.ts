@@ -9,7 +9,7 @@ import { aDelivery, anEvent, newScope } from "../../app/ports/fixtures.ts";
 import { describeOnServer, type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
 import { until } from "../../support/until.ts";
 
-// A publish that carries other processes' work in its own statement (ADR 29), and the channel's barrier.
+// A publish that carries other processes' work in its own statement (ADR 30), and the channel's barrier.
 // "here" publishes, "there" is another process listening.
 
 let db: FreshPostgres;
