@@ -39,12 +39,14 @@ export const endpointActionRoutes: PageRoutes = (r, p) => {
         case "destination":
           try {
             if (!e.destination) throw notFound("The destination form");
-            // The kind sent is checked by the use case as the API's: it never changes.
+            // The kind sent is checked by the use case as the API's (it never changes): another kind
+            // goes to it alone, to be refused in its words.
             const kind = kindOf(f);
-            await deps.endpoints.update(scope, e.id, {
-              kind,
-              destination: destinationPatchOf(f, kind === "https" ? e.destination.kind : kind),
-            });
+            await deps.endpoints.update(
+              scope,
+              e.id,
+              kind === e.destination.kind ? { kind, destination: destinationPatchOf(f, kind) } : { kind },
+            );
             return p.redirect(c, `/endpoints/${e.id}?notice=destination`);
           } catch (err) {
             return formFailed(c, p, e, err, { destinationDraft: destinationDraftOf(f, err) });
