@@ -100,6 +100,38 @@ describe("console: changing a broker endpoint's destination", () => {
       for (const c of CREDENTIALS) expect(text).not.toContain(c);
   });
 
+  it("turns SASL on for a Kafka endpoint without it, with its three boxes", async () => {
+    const h = await makeConsoleHarness();
+    const { b, token } = await h.signedIn();
+    const res = await h.api(token, "/webhooks", {
+      method: "POST",
+      body: JSON.stringify({
+        kind: "kafka",
+        events: ["message.delivered"],
+        kafka: { brokers: ["127.0.0.1:9092"], topic: "orders", tls: false },
+      }),
+    });
+    const { id } = (await res.json()) as { id: string };
+    const page = await (await b.get(`/console/endpoints/${id}`)).text();
+    const form = formOf(page);
+    expect([form.kafka_sasl_mechanism, form.kafka_tls]).toEqual(["none", "off"]);
+    expect(page).not.toContain('name="kafka_sasl_remove"');
+    const on = await b.post(`/console/endpoints/${id}/destination`, {
+      ...form,
+      kafka_sasl_mechanism: "scram-sha-256",
+      kafka_sasl_username: "herald",
+      kafka_sasl_password: NEW_PW,
+    });
+    expect(on.status).toBe(303);
+    const d = stored(h, id);
+    expect(d.kind === "kafka" && [d.tls, d.sasl?.mechanism, d.sasl?.username]).toEqual([
+      false,
+      "scram-sha-256",
+      "herald",
+    ]);
+    expect(d.kind === "kafka" && (await open(h, d.sasl?.password))).toBe(NEW_PW);
+  });
+
   it("keeps a RabbitMQ password when left blank, and removes it when ticked", async () => {
     const h = await makeConsoleHarness();
     const { b, token } = await h.signedIn();

@@ -163,6 +163,9 @@ describe("console: creating a broker endpoint", () => {
     ],
     ["kafka", { kafka_topic: "no spaces" }, "kafka_topic", /^must be 1-249 of letters/],
     ["kafka", { kafka_sasl_password: "********" }, "kafka_sasl_password", /not the mask/],
+    ["kafka", { kafka_tls_ca: "-----BEGIN CERTIFICATE-----" }, "kafka_tls_ca", /^is only used with TLS/],
+    ["kafka", { kafka_tls: "ca", kafka_tls_ca: "not a pem" }, "kafka_tls_ca", /^must be PEM certificates/],
+    ["kafka", { kafka_sasl_mechanism: "none" }, "kafka_sasl_mechanism", /^must be chosen for a SASL/],
     [
       "rabbitmq",
       { rabbitmq_exchange: "bad exchange!" },
