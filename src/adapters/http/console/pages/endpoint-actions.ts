@@ -41,7 +41,7 @@ export const endpointActionRoutes: PageRoutes = (r, p) => {
             if (!e.destination) throw notFound("The destination form");
             // The kind sent is checked by the use case as the API's (it never changes): another kind
             // goes to it alone, to be refused in its words.
-            const kind = kindOf(f);
+            const kind = f.kind === undefined ? e.destination.kind : kindOf(f);
             await deps.endpoints.update(
               scope,
               e.id,
