@@ -58,6 +58,7 @@ const NOTICES: Record<string, string> = {
     "Client certificate saved: it is presented when the receiver asks for one. The key is not shown again.",
   "certificate-removed": "Client certificate removed: its key is deleted and no certificate is presented.",
   scheme: "Signature scheme saved: the next attempt is signed with it.",
+  destination: "Destination saved: the next attempt connects with these settings.",
 };
 
 export function pageContext(mode: Mode, deps: HttpDeps, cd: ConsoleDeps): PageContext {

@@ -132,7 +132,8 @@ describe("the console in Chromium", () => {
 
   it("creates an endpoint and shows its secret once, with a copy button", async () => {
     await page.getByRole("link", { name: "New endpoint" }).first().click();
-    await page.getByLabel("URL").fill(receiver.url);
+    // By id: the form also has a Kafka, RabbitMQ and SQS fieldset, with a "Server URL" and a "Queue URL".
+    await page.locator("#url").fill(receiver.url);
     await page.getByLabel("message.delivered").check();
     await shot(page, "endpoint-new");
     await page.getByRole("button", { name: "Create endpoint" }).click();
@@ -338,6 +339,45 @@ describe("the console in Chromium", () => {
     await p.getByText("This link has expired or was revoked").waitFor();
     const reopened = await (await newPage()).goto(link.url);
     expect(reopened?.status()).toBe(401);
+  });
+
+  it("creates a Kafka endpoint through the form: a bad topic is shown beside it, the password is typed again, never shown", async () => {
+    const password = "browser-sasl-pw-3e8b";
+    const p = await newPage();
+    await signIn(p, tokenA);
+    await p.goto(`${server.baseUrl}/console/endpoints/new`);
+    // The script shows the chosen kind's boxes alone: HTTPS first, then Kafka's once it is chosen.
+    expect(await p.locator("#kafka_topic").isVisible()).toBe(false);
+    await p.getByRole("radio", { name: /Apache Kafka/ }).check();
+    expect(await p.locator("#url").isVisible()).toBe(false);
+    await p.locator("#kafka_brokers").fill("127.0.0.1:1\n127.0.0.1:2");
+    await p.locator("#kafka_topic").fill("bad topic");
+    await p.locator("#kafka_sasl_mechanism").selectOption("scram-sha-256");
+    await p.locator("#kafka_sasl_username").fill("herald");
+    await p.locator("#kafka_sasl_password").fill(password);
+    // domain.verified: nothing this file publishes, so no delivery goes to the unreachable brokers.
+    await p.getByLabel("domain.verified").check();
+    await p.getByRole("button", { name: "Create endpoint" }).click();
+    await p.locator("#kafka_topic-error").waitFor();
+    expect(await p.locator("#kafka_topic-error").textContent()).toContain("must be 1-249 of letters");
+    expect(await p.getByRole("radio", { name: /Apache Kafka/ }).isChecked()).toBe(true);
+    expect(await p.locator("#kafka_sasl_password").inputValue()).toBe("");
+    expect(await p.content()).not.toContain(password);
+    await shot(p, "endpoint-new-kafka-error");
+    await p.locator("#kafka_topic").fill("orders");
+    await p.locator("#kafka_sasl_password").fill(password);
+    await p.getByRole("button", { name: "Create endpoint" }).click();
+    expect((await p.locator("#secret").textContent())?.trim()).toMatch(/^whsec_/);
+    await p.getByRole("link", { name: "Continue to the endpoint" }).click();
+    await p.getByRole("heading", { name: "Destination" }).waitFor();
+    const main = (await p.locator("main").textContent()) ?? "";
+    expect(main).toContain("kafka://127.0.0.1:1,127.0.0.1:2/orders");
+    expect(main).toContain("scram-sha-256, user herald, password ********");
+    expect(await p.content()).not.toContain(password);
+    await shot(p, "endpoint-kafka");
+    const id = new URL(p.url()).pathname.split("/").pop() ?? "";
+    const made = await api<{ kind: string; kafka: { topic: string } }>(tokenA, "GET", `/webhooks/${id}`);
+    expect([made.kind, made.kafka.topic]).toEqual(["kafka", "orders"]);
   });
 
   it("made no request to any host but Herald's", () => {

@@ -129,7 +129,28 @@ function followAttempt() {
   });
 }
 
+/**
+ * The new endpoint form's kind: only the chosen kind's fieldset is shown, and the others are disabled,
+ * so what was typed in a kind then left is not sent (without the script, the server reads only the
+ * chosen kind's boxes).
+ */
+function kindChoice() {
+  const choice = document.querySelector("[data-kind-choice]");
+  if (!choice) return;
+  const show = () => {
+    const kind = choice.querySelector("input[name=kind]:checked")?.value ?? "https";
+    for (const set of document.querySelectorAll("fieldset[data-kind]")) {
+      const on = set.dataset.kind === kind;
+      set.hidden = !on;
+      set.disabled = !on;
+    }
+  };
+  choice.addEventListener("change", show);
+  show();
+}
+
 localTimes(document);
 copyButtons(document);
+kindChoice();
 liveFeed();
 followAttempt();

@@ -3,7 +3,9 @@ import { isEventType } from "../../../../domain/event-catalog.ts";
 import { isoMillis } from "../../../../domain/time.ts";
 import { type PageRoutes, param } from "../context.ts";
 import { eventTypes, field, fields, parseMoment, parseOrderingField, parseRateLimitField } from "../forms.ts";
+import { destinationPatchOf, kindOf } from "./destination-form.ts";
 import { certificateChangeOf } from "./endpoint-certificate.ts";
+import { destinationDraftOf } from "./endpoint-destination-edit.ts";
 import { filterTestPath, parseFilterText } from "./endpoint-filter.ts";
 import { headerChangeOf } from "./endpoint-headers.ts";
 import { formFailed } from "./endpoint-page.ts";
@@ -34,6 +36,21 @@ export const endpointActionRoutes: PageRoutes = (r, p) => {
             ordering: f.ordering === undefined ? undefined : parseOrderingField(field(f, "ordering")),
           });
           return p.redirect(c, `/endpoints/${e.id}?notice=saved`);
+        case "destination":
+          try {
+            if (!e.destination) throw notFound("The destination form");
+            // The kind sent is checked by the use case as the API's (it never changes): another kind
+            // goes to it alone, to be refused in its words.
+            const kind = f.kind === undefined ? e.destination.kind : kindOf(f);
+            await deps.endpoints.update(
+              scope,
+              e.id,
+              kind === e.destination.kind ? { kind, destination: destinationPatchOf(f, kind) } : { kind },
+            );
+            return p.redirect(c, `/endpoints/${e.id}?notice=destination`);
+          } catch (err) {
+            return formFailed(c, p, e, err, { destinationDraft: destinationDraftOf(f, err) });
+          }
         case "headers":
           try {
             const headers = headerChangeOf(f);

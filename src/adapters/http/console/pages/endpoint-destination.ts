@@ -52,7 +52,7 @@ export function destinationFacts(e: Endpoint): Html | "" {
             row("Endpoint URL", d.endpointUrl ?? "AWS's for the region"),
             row("Group id (FIFO)", d.key === "endpoint" ? "the endpoint id" : "the event's resource_id"),
           ];
-  return html`<dt>Destination</dt><dd><dl class="props">${rows}</dl><span class="muted small">Credentials are encrypted at rest and never shown; change the destination through the API or the CLI.</span></dd>`;
+  return html`<dt>Destination</dt><dd><dl class="props">${rows}</dl><span class="muted small">Credentials are encrypted at rest and never shown; change the destination below.</span></dd>`;
 }
 
 /** A broker's receipt as `key value` pairs: partition and offset, delivery tag, message id. */

@@ -8,6 +8,7 @@ import type { C, PageContext } from "../context.ts";
 import { csrfField, type Html, time } from "../view.ts";
 import { certificateFacts, certificateSection } from "./endpoint-certificate.ts";
 import { destinationFacts, kindFacts } from "./endpoint-destination.ts";
+import { type DestinationDraft, destinationSection } from "./endpoint-destination-edit.ts";
 import { type FilterDraft, type FilterTestView, filterSection } from "./endpoint-filter.ts";
 import { headersSection } from "./endpoint-headers.ts";
 import { schemeHeaders, schemeSection } from "./endpoint-scheme.ts";
@@ -22,6 +23,8 @@ export interface EndpointView {
   /** The filter form as typed, when the page answers a test or a failed save. */
   filterDraft?: FilterDraft | null;
   filterTest?: FilterTestView | null;
+  /** The destination form as typed (no credential) and its issues, when the page answers a failed save. */
+  destinationDraft?: DestinationDraft | null;
 }
 
 /** An endpoint's page: what it is, then a section per thing that can be changed or done to it. */
@@ -63,6 +66,8 @@ ${view.publicKey ? html`<dt>Public key</dt><dd><code id="public-key">${view.publ
 <button type="submit">${e.enabled ? "Disable endpoint" : "Enable endpoint"}</button></form></section>
 
 ${settingsSection(action("update"), csrf, e)}
+
+${destinationSection(action("destination"), csrf, e, view.destinationDraft ?? null)}
 
 ${headersSection(action("headers"), csrf, e)}
 
