@@ -1,5 +1,7 @@
 // The broker senders of a Herald process (ADR 27): Kafka, RabbitMQ and SQS, the same on Node, Bun and
 // Deno (pure-JS clients and SQS's JSON protocol over fetch), so they are made here once, not per runtime.
+
+import { proxyRoute } from "../adapters/delivery/proxy-tunnel.ts";
 import type { Config } from "../app/config.ts";
 import type { BrokerKind } from "../app/destinations.ts";
 import type { Logger } from "../app/logger.ts";
@@ -12,14 +14,20 @@ import type { BrokerDeliveryRequest, BrokerSender } from "../app/ports/sending.t
  * first delivery: a process without broker endpoints never reads a broker client's code.
  */
 export function makeBrokerSenders(config: Config, logger: Logger): Partial<Record<BrokerKind, BrokerSender>> {
-  const common = {
-    timeoutMs: config.deliveryTimeoutMs,
-    allowPrivateNetworks: config.allowPrivateNetworks,
-    logger,
-  };
+  const common = { timeoutMs: config.deliveryTimeoutMs, allowPrivateNetworks: config.allowPrivateNetworks };
   return {
     kafka: lazySender(async () =>
-      (await import("../adapters/destinations/kafka.ts")).createKafkaSender(common),
+      (await import("../adapters/destinations/kafka.ts")).createKafkaSender({ ...common, logger }),
+    ),
+    rabbitmq: lazySender(async () =>
+      (await import("../adapters/destinations/rabbitmq.ts")).createRabbitmqSender(common),
+    ),
+    // SQS is HTTPS: HERALD_DELIVERY_PROXY applies to it as to an HTTPS endpoint (ADR 27).
+    sqs: lazySender(async () =>
+      (await import("../adapters/destinations/sqs.ts")).createSqsSender({
+        ...common,
+        proxy: proxyRoute(config),
+      }),
     ),
   };
 }

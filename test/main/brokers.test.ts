@@ -73,6 +73,6 @@ describe("lazySender", () => {
 describe("makeBrokerSenders", () => {
   it("has a sender for every broker kind Herald delivers to", () => {
     const senders = makeBrokerSenders(parseConfig({ HERALD_STORE: "memory" }), silent);
-    expect(Object.keys(senders).sort()).toEqual(["kafka"]);
+    expect(Object.keys(senders).sort()).toEqual(["kafka", "rabbitmq", "sqs"]);
   });
 });

@@ -1,0 +1,60 @@
+import { Webhook } from "standardwebhooks";
+import type { BrokerDeliveryRequest } from "../../src/app/ports/sending.ts";
+import type { BrokerDestination } from "../../src/domain/destination.ts";
+import type { SignatureScheme } from "../../src/domain/signature-scheme.ts";
+import { verifySignature } from "../../src/domain/signing.ts";
+
+// Shared by the broker sender tests: a delivery request as the engine builds one, and the consumer-side
+// verification a customer would write (Herald's own verify for herald-v1, the Standard Webhooks library
+// for its schemes), so a message is checked by signature as well as byte for byte.
+
+export const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8MVDX+wqmh8=";
+
+let counter = 0;
+
+/** A delivery of a small envelope with non-ASCII text to `destination`, signed now with SECRET. */
+export function brokerRequest(
+  destination: BrokerDestination,
+  over: Partial<BrokerDeliveryRequest> = {},
+): BrokerDeliveryRequest {
+  const eventId = over.eventId ?? `evt_${Date.now().toString(36)}_${++counter}`;
+  return {
+    endpointId: "ep_test",
+    version: 1,
+    destination,
+    body: JSON.stringify({ id: eventId, type: "order.paid", data: { name: "Zoë ✓", n: counter } }),
+    eventId,
+    secrets: [SECRET],
+    timestamp: Math.floor(Date.now() / 1000),
+    scheme: "herald-v1",
+    headers: [["X-Tenant", "acme"]],
+    messageKey: "order_1",
+    deduplicationId: eventId,
+    ...over,
+  };
+}
+
+/** Whether `headers` (as a consumer rebuilt them) carry a valid signature of `body` under `scheme`. */
+export async function verifies(
+  scheme: SignatureScheme,
+  body: string,
+  headers: Record<string, string>,
+  secret = SECRET,
+): Promise<boolean> {
+  if (scheme === "herald-v1") {
+    const verdict = await verifySignature({
+      body,
+      timestamp: headers["X-Webhook-Timestamp"],
+      signature: headers["X-Webhook-Signature"],
+      secrets: [secret],
+      nowSeconds: Math.floor(Date.now() / 1000),
+    });
+    return verdict.ok;
+  }
+  try {
+    new Webhook(secret).verify(body, headers);
+    return true;
+  } catch {
+    return false;
+  }
+}
