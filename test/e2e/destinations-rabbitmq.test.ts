@@ -161,6 +161,8 @@ describe.skipIf(missing)(
         },
         [PASSWORD, WRONG],
       );
+      // What was searched is Herald's whole output (at debug level), the requests about these endpoints in it.
+      expect(herald.output()).toContain(`/api/v1/webhooks/${refused.id}/deliveries`);
     });
   },
 );

@@ -160,5 +160,7 @@ describe.skipIf(missing)(`SQS destinations, whole system${missing ? ` (skipped: 
       { "the API's answers": [...answers, JSON.stringify(endpoint)], "Herald's log": [herald.output()] },
       [SECRET_KEY, SESSION_TOKEN],
     );
+    // What was searched is Herald's whole output (at debug level), the requests about this endpoint in it.
+    expect(herald.output()).toContain(`/api/v1/webhooks/${endpoint.id}/deliveries`);
   });
 });
