@@ -53,6 +53,17 @@ function broker(kind: Exclude<Destination, "https">, names: string[]) {
   const script = join(ROOT, "scripts", `${kind}.sh`);
   const state = mkdtempSync(join(tmpdir(), `herald-bench-${kind}-`));
   console.log(`starting ${kind} with scripts/${kind}.sh (${names[0]} is not set)`);
+  // The broker is a daemon of its own session: stopped however this process ends (an error, Ctrl-C).
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    process.off("exit", stop);
+    execFileSync(script, ["stop", state], { stdio: "inherit" });
+    rmSync(state, { recursive: true, force: true });
+  };
+  process.on("exit", stop);
+  process.once("SIGINT", () => process.exit(130));
   const out = execFileSync(script, ["start", state], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
@@ -60,15 +71,8 @@ function broker(kind: Exclude<Destination, "https">, names: string[]) {
   const env: Record<string, string> = {};
   for (const [, n, v] of out.matchAll(/^export (\w+)=(.*)$/gm)) env[n!] = v!;
   const session = Number(readFileSync(join(state, "pid"), "utf8"));
-  return {
-    env,
-    // Every process of the broker's session (the script starts it with setsid): the JVM, or Erlang's.
-    cpu: () => sessionCpu(session),
-    stop() {
-      execFileSync(script, ["stop", state], { stdio: "inherit" });
-      rmSync(state, { recursive: true, force: true });
-    },
-  };
+  // Every process of the broker's session (the script starts it with setsid): the JVM, or Erlang's.
+  return { env, cpu: () => sessionCpu(session), stop };
 }
 
 function sessionCpu(session: number): number {
