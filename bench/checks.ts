@@ -1,7 +1,7 @@
 // What bench/run.ts reads about a run besides Herald's answers: the database's and the machine's CPU from
 // /proc, Herald's peak memory, and whether every (event, endpoint) pair arrived.
 import { readdirSync, readFileSync } from "node:fs";
-import { call, cpuSeconds, type Receipt, type Receiver, type Server } from "./processes.ts";
+import { call, cpuSeconds, type Receipt, type Server } from "./processes.ts";
 
 const TICKS_PER_SECOND = 100;
 
@@ -66,7 +66,12 @@ export async function recordedOutcomes(s: Server): Promise<Record<string, number
   return counts;
 }
 
-export async function waitForReceipts(s: Server, rx: Receiver, expected: number, timeoutMs: number) {
+export async function waitForReceipts(
+  s: Server,
+  rx: { count(): Promise<{ distinct: number }> },
+  expected: number,
+  timeoutMs: number,
+) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { distinct: n } = await rx.count();

@@ -2,23 +2,33 @@
 // and prints deliveries per second, publish-to-receipt latency, database round trips per delivery and
 // peak memory — for the in-memory store, for MongoDB when MONGODB_URI is set and for PostgreSQL when
 // DATABASE_URL is set (each PostgreSQL run on a database of its own, created and dropped on that server).
-// Figures go to bench/results/<timestamp>.json too.
+// Figures go to bench/results/<timestamp>.json too. `--destination https|kafka|rabbitmq|sqs` makes the
+// endpoints of that kind (bench/sinks.ts: the brokers and consumers) with the latency phase at 50 events/s.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
+import { parseArgs } from "node:util";
 import { startOtlpSink } from "./otlp-sink.ts";
 import { agent, type Store } from "./processes.ts";
+import { PUBLISH_BATCH } from "./publish.ts";
 import { printResult } from "./report.ts";
+import { DESTINATIONS, type Destination } from "./sinks.ts";
 import {
   ENDPOINT_COUNTS,
   loads,
   PROCESS_COUNTS,
-  PUBLISH_BATCH,
   PUBLISH_CONCURRENCY,
   type Result,
   ROOT,
   runStore,
 } from "./store-run.ts";
+
+const { values: opt } = parseArgs({ options: { destination: { type: "string" } } });
+const destination = (opt.destination ?? "https") as Destination;
+if (!DESTINATIONS.includes(destination))
+  throw new Error(`--destination must be one of ${DESTINATIONS.join(", ")}, not ${opt.destination}`);
+// Issue 28 compares the kinds' publish-to-consume latency at 50 events/s (BENCH_RATE overrides it).
+if (opt.destination) process.env.BENCH_RATE ??= "50";
 
 const machine = {
   cpus: cpus().length,
@@ -55,10 +65,10 @@ for (const endpoints of ENDPOINT_COUNTS) {
   for (const { store, processes } of runs) {
     if (!stores.includes(store)) continue;
     console.log(
-      `\n== ${store}, ${processes} process${processes > 1 ? "es" : ""}, ${endpoints} endpoints, ${PUBLISH_CONCURRENCY} publishers${PUBLISH_BATCH > 1 ? ` sending batches of ${PUBLISH_BATCH}` : ""}` +
+      `\n== ${store}${opt.destination ? `, to ${endpoints} ${destination} endpoints` : ""}, ${processes} process${processes > 1 ? "es" : ""}, ${endpoints} endpoints, ${PUBLISH_CONCURRENCY} publishers${PUBLISH_BATCH > 1 ? ` sending batches of ${PUBLISH_BATCH}` : ""}` +
         ` (HERALD_CONCURRENCY=${process.env.HERALD_CONCURRENCY ?? 200}, HERALD_ENDPOINT_CONCURRENCY=${process.env.HERALD_ENDPOINT_CONCURRENCY ?? 10})`,
     );
-    const r = await runStore(store, endpoints, processes);
+    const r = await runStore(store, endpoints, processes, destination);
     results.push(r);
     printResult(store, r);
   }

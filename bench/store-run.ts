@@ -14,12 +14,12 @@ import {
   cpuSeconds,
   dbCounters,
   EVENT_TYPE,
-  eventData,
-  Receiver,
   type Server,
   type Store,
   startHerald,
 } from "./processes.ts";
+import { PUBLISH_BATCH, publish, publishBatch } from "./publish.ts";
+import { type Destination, startSink } from "./sinks.ts";
 
 export const ROOT = resolve(import.meta.dirname, "..");
 /** Endpoint counts to measure, e.g. "1,8,64". */
@@ -43,50 +43,22 @@ const RATE_DELIVERIES: Record<Store, number> = {
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 10);
 export const PUBLISH_CONCURRENCY = Number(process.env.BENCH_PUBLISH_CONCURRENCY ?? 64);
 
-async function publish(s: Server, i: number, sent: Map<string, number>, calls?: number[]) {
-  const start = performance.now();
-  const startedAt = Date.now();
-  const r = (await call(s, "POST", "/api/v1/events", { type: EVENT_TYPE, data: eventData(i) })) as {
-    id: string;
-  };
-  calls?.push(performance.now() - start);
-  sent.set(r.id, startedAt);
-}
-
-/**
- * BENCH_PUBLISH_BATCH=N: the throughput phase publishes N events per POST /api/v1/events/batch (1 to 100)
- * instead of one per POST /api/v1/events; the publish call figures are then per batch call.
- */
-export const PUBLISH_BATCH = Number(process.env.BENCH_PUBLISH_BATCH ?? 1);
-if (!Number.isInteger(PUBLISH_BATCH) || PUBLISH_BATCH < 1 || PUBLISH_BATCH > 100)
-  throw new Error("BENCH_PUBLISH_BATCH must be a whole number from 1 to 100");
-
-/** Publishes the events `indices` in one batch call; every one must be accepted. */
-async function publishBatch(s: Server, indices: number[], sent: Map<string, number>, calls?: number[]) {
-  const start = performance.now();
-  const startedAt = Date.now();
-  const r = (await call(s, "POST", "/api/v1/events/batch", {
-    events: indices.map((i) => ({ type: EVENT_TYPE, data: eventData(i) })),
-  })) as { data: { status: number; event?: { id: string }; problem?: unknown }[] };
-  calls?.push(performance.now() - start);
-  for (const item of r.data) {
-    if (item.status !== 202 || !item.event)
-      throw new Error(`a batch item was refused: ${JSON.stringify(item)}`);
-    sent.set(item.event.id, startedAt);
-  }
-}
-
-/** Events per second offered in the latency phase, for every store (else from RATE_DELIVERIES). */
-const RATE_EVENTS = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : null;
+/** Events per second offered in the latency phase, for every store (else from RATE_DELIVERIES); read per run. */
+const rateEvents = () => (process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : null);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 export const loads = () => loadavg().map((l) => Number(l.toFixed(2)));
 
-export async function runStore(store: Store, endpoints: number, processes: number) {
+export async function runStore(
+  store: Store,
+  endpoints: number,
+  processes: number,
+  to: Destination = "https",
+) {
   const events = Number(process.env.BENCH_EVENTS ?? Math.max(20, Math.round(DELIVERIES[store] / endpoints)));
-  const rate = RATE_EVENTS ?? Math.max(1, Math.round(RATE_DELIVERIES[store] / endpoints));
-  const rx = await Receiver.start();
+  const rate = rateEvents() ?? Math.max(1, Math.round(RATE_DELIVERIES[store] / endpoints));
+  const rx = await startSink(to, endpoints);
   const dbName = `herald_bench_${Date.now()}`;
   let pg: BenchDatabase | null = null;
   const servers: Server[] = [];
@@ -96,10 +68,7 @@ export async function runStore(store: Store, endpoints: number, processes: numbe
     const s0 = servers[0]!;
     const via = (i: number) => servers[i % servers.length]!;
     for (let e = 0; e < endpoints; e++) {
-      await call(s0, "POST", "/api/v1/webhooks", {
-        url: `http://127.0.0.1:${rx.port}/ep${e}`,
-        events: [EVENT_TYPE],
-      });
+      await call(s0, "POST", "/api/v1/webhooks", rx.endpoint(e, EVENT_TYPE));
     }
     // Warm-up: connections, JIT, indexes, shard ownership settled between the processes.
     const warm = new Map<string, number>();
@@ -115,6 +84,7 @@ export async function runStore(store: Store, endpoints: number, processes: numbe
     const db0 = store === "memory" ? null : await dbCounters(servers);
     const cpu0 = servers.reduce((a, s) => a + cpuSeconds(s.pid), 0);
     const sys0 = servers.reduce((a, s) => a + cpuSeconds(s.pid, "system"), 0);
+    const broker0 = rx.brokerCpu();
     const dbCpu0 = databaseCpu();
     const pgCpu0 = pg?.cpuSeconds() ?? null;
     const load0 = loads();
@@ -146,6 +116,7 @@ export async function runStore(store: Store, endpoints: number, processes: numbe
     const db1 = store === "memory" ? null : await dbCounters(servers);
     const cpu1 = servers.reduce((a, s) => a + cpuSeconds(s.pid), 0);
     const sys1 = servers.reduce((a, s) => a + cpuSeconds(s.pid, "system"), 0);
+    const broker1 = rx.brokerCpu();
     const dbCpu1 = databaseCpu();
     const pgCpu1 = pg?.cpuSeconds() ?? null;
     const load1 = loads();
@@ -193,6 +164,7 @@ export async function runStore(store: Store, endpoints: number, processes: numbe
 
     return {
       store,
+      destination: to,
       processes,
       endpoints,
       publish_concurrency: PUBLISH_CONCURRENCY,
@@ -250,6 +222,8 @@ export async function runStore(store: Store, endpoints: number, processes: numbe
         herald_cpu_seconds_per_1000: heraldCpu,
         // The kernel's share (system time): socket writes and reads, with loopback delivery to the peer.
         herald_system_cpu_seconds_per_1000: per1000(sys1 - sys0),
+        // The broker's processes, when this run started it (bench/sinks.ts); 0 otherwise.
+        broker_cpu_seconds_per_1000: per1000(broker1 - broker0),
         postgres_system_cpu_seconds_per_1000:
           pgCpu0 !== null && pgCpu1 !== null ? per1000(pgCpu1.system - pgCpu0.system) : null,
         // The same by what PostgreSQL's processes were doing: an autovacuum that falls inside the phase
