@@ -11,14 +11,20 @@ handlers instead of hearing 409 or 422 about them:
 - an endpoint's client_certificate must be a real certificate, valid now, whose private key is the one
   given, on an https URL (ADR 22): a well-formed one (two strings) is replaced by a pair made with the
   openssl CLI when the hooks load, its passphrase dropped (the key is not encrypted), and the URL's
-  scheme made https.
+  scheme made https;
+- a PATCH of an endpoint carries at most the destination object of that endpoint's own kind (`url` for
+  an HTTPS one, `kafka`, `rabbitmq` or `sqs` for a broker one; a kind never changes, ADR 27): which kind
+  the stored endpoint has is something no request schema can know, so the hook asks Herald (GET, with
+  the run's token from HERALD_ST_TOKEN at HERALD_ST_URL) and leaves out the other kinds' fields.
 
 Only well-formed values are touched, so negative cases (wrong types, bad formats) reach the API as
 generated.
 """
 
+import json
 import os
 import re
+import urllib.request
 import subprocess
 import tempfile
 import uuid
@@ -78,11 +84,45 @@ def _subject(event):
             return
 
 
+DESTINATION_FIELDS = {"https": "url", "kafka": "kafka", "rabbitmq": "rabbitmq", "sqs": "sqs"}
+
+
+def _stored_kind(endpoint_id):
+    """The kind of the endpoint Herald stores under this id, or None (not found, not an id, no token)."""
+    base, token = os.environ.get("HERALD_ST_URL"), os.environ.get("HERALD_ST_TOKEN")
+    if not base or not token or not isinstance(endpoint_id, str) or not UUID.match(endpoint_id):
+        return None
+    request = urllib.request.Request(f"{base}/api/v1/webhooks/{endpoint_id}", headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return json.load(answer).get("kind", "https")
+    except Exception:
+        return None
+
+
+def _own_kind_only(case):
+    body = case.body
+    if not isinstance(body, dict) or not any(f in body for f in DESTINATION_FIELDS.values()):
+        return
+    kind = _stored_kind((case.path_parameters or {}).get("id"))
+    if kind not in DESTINATION_FIELDS:
+        return
+    for other, field in DESTINATION_FIELDS.items():
+        if other != kind:
+            body.pop(field, None)
+    if isinstance(body.get("kind"), str) and body["kind"] in DESTINATION_FIELDS and body["kind"] != kind:
+        body["kind"] = kind
+    if not body:
+        body["description"] = None
+
+
 @schemathesis.hook
 def before_call(context, case, **kwargs):
     path = case.operation.path
     if path in ("/api/v1/webhooks", "/api/v1/webhooks/{id}"):
         _client_certificate(case.body)
+        if path == "/api/v1/webhooks/{id}" and case.method.upper() == "PATCH":
+            _own_kind_only(case)
         return
     if path not in ("/api/v1/events", "/api/v1/events/batch"):
         return

@@ -1,4 +1,12 @@
-import { Kafka, type KafkaConfig, type logCreator, logLevel, Partitioners, type Producer } from "kafkajs";
+import {
+  Kafka,
+  type KafkaConfig,
+  type logCreator,
+  logLevel,
+  type Message,
+  Partitioners,
+  type Producer,
+} from "kafkajs";
 import type { Logger } from "../../app/logger.ts";
 import type { BrokerDeliveryRequest, BrokerSender } from "../../app/ports/sending.ts";
 import type { Clock } from "../../app/ports/system.ts";
@@ -9,6 +17,7 @@ import { DeadlineQueue } from "../delivery/deadlines.ts";
 import { type Resolve, systemResolve } from "../delivery/guarded-lookup.ts";
 import { elapsed, failureOutcome } from "../delivery/outcome.ts";
 import { brokerHeaderPairs } from "./broker-headers.ts";
+import { KafkaBatcher, recordingPartitioner } from "./kafka-batch.ts";
 import { classifyKafkaFailure, withoutSecrets } from "./kafka-errors.ts";
 import { guardedSocketFactory } from "./kafka-socket.ts";
 
@@ -33,6 +42,8 @@ export interface KafkaSenderOptions {
 interface Pooled {
   version: number;
   producer: Producer;
+  /** Sends the records that wait while a request is in flight together, in the next one. */
+  batcher: KafkaBatcher;
   /** Settles when the producer is connected; a failed connect drops it from the pool. */
   ready: Promise<void>;
   lastUsed: number;
@@ -104,6 +115,7 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
 
   function newProducer(req: BrokerDeliveryRequest, destination: KafkaDestination<string>): Pooled {
     const secrets = destination.sasl ? [destination.sasl.password] : [];
+    const chosen = new WeakMap<Message, number>();
     const kafka = new Kafka({
       clientId: "herald",
       brokers: destination.brokers,
@@ -124,11 +136,18 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
       retry: { retries: 2 },
       // A topic that does not exist is the endpoint's mistake to fix, never one for Herald to create.
       allowAutoTopicCreation: false,
-      createPartitioner: Partitioners.DefaultPartitioner,
+      createPartitioner: () => recordingPartitioner(Partitioners.DefaultPartitioner(), chosen),
     });
+    const topic = destination.topic;
+    const batcher = new KafkaBatcher(
+      (messages) => producer.send({ topic, acks: -1, messages }),
+      chosen,
+      (err) => classifyKafkaFailure(err) === "message_too_large",
+    );
     return {
       version: req.version,
       producer,
+      batcher,
       ready: producer.connect(),
       lastUsed: clock.now().getTime(),
       sending: 0,
@@ -149,7 +168,7 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
     const pooled = pool.get(req.endpointId) === entry;
     entry.sending += 1;
     entry.lastUsed = clock.now().getTime();
-    const work = produce(entry, req, destination);
+    const work = produce(entry, req);
     // Heard even when the deadline wins: a late rejection is not an unhandled one.
     work.catch(() => {});
     let timedOut = false;
@@ -210,22 +229,17 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
   };
 }
 
-async function produce(
-  entry: Pooled,
-  req: BrokerDeliveryRequest,
-  destination: KafkaDestination<string>,
-): Promise<Record<string, string | number>> {
+async function produce(entry: Pooled, req: BrokerDeliveryRequest): Promise<Record<string, string | number>> {
   await entry.ready;
   const headers: Record<string, Buffer> = {};
-  for (const [name, value] of await brokerHeaderPairs(req)) headers[name] = Buffer.from(value, "utf8");
-  const [stored] = await entry.producer.send({
-    topic: destination.topic,
-    acks: -1,
-    messages: [{ key: Buffer.from(req.messageKey, "utf8"), value: Buffer.from(req.body, "utf8"), headers }],
-  });
-  if (!stored || stored.baseOffset === undefined)
-    throw new Error("Kafka answered the produce without an offset");
-  return { partition: stored.partition, offset: String(stored.baseOffset) };
+  let bytes = 0;
+  for (const [name, value] of await brokerHeaderPairs(req)) {
+    headers[name] = Buffer.from(value, "utf8");
+    bytes += name.length + (headers[name] as Buffer).length;
+  }
+  const key = Buffer.from(req.messageKey, "utf8");
+  const value = Buffer.from(req.body, "utf8");
+  return entry.batcher.add({ key, value, headers }, bytes + key.length + value.length);
 }
 
 function saslOf(destination: KafkaDestination<string>): KafkaConfig["sasl"] {

@@ -17,6 +17,7 @@ const sealedNote = `Sealed at rest (AES-256-GCM under HERALD_MASTER_KEY) and sho
 const credential = (description: string) =>
   z
     .string()
+    .min(1)
     .max(MAX_CREDENTIAL_LENGTH)
     .openapi({ description: `${description} ${sealedNote}` });
 const mask = z.literal(CREDENTIAL_MASK);
@@ -26,17 +27,24 @@ const key = z.enum(MESSAGE_KEYS).openapi({
 });
 
 // ---- Kafka
-const brokers = z.array(z.string().max(300)).openapi({
-  minItems: 1,
-  maxItems: MAX_KAFKA_BROKERS,
-  example: ["b1.example.com:9092", "b2.example.com:9092"],
-  description: `1-${MAX_KAFKA_BROKERS} bootstrap brokers as host:port (an IPv6 address in brackets). Private and loopback addresses are refused unless HERALD_ALLOW_PRIVATE_NETWORKS, here and for every broker the cluster advertises.`,
-});
+// The patterns below say in the document what destination-rules.ts checks (so a generated client or a
+// fuzzer sends what Herald takes); the domain's checks stay the ones that answer, with their own words.
+const brokers = z
+  .array(
+    z.string().max(300).openapi({ pattern: "^(\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]/\\s@]+):[0-9]{1,5}$" }),
+  )
+  .openapi({
+    minItems: 1,
+    maxItems: MAX_KAFKA_BROKERS,
+    example: ["b1.example.com:9092", "b2.example.com:9092"],
+    description: `1-${MAX_KAFKA_BROKERS} bootstrap brokers as host:port (an IPv6 address in brackets). Private and loopback addresses are refused unless HERALD_ALLOW_PRIVATE_NETWORKS, here and for every broker the cluster advertises.`,
+  });
 const topic = z.string().max(249).openapi({
+  pattern: "^[A-Za-z0-9._-]{1,249}$",
   example: "orders",
   description: "The topic: 1-249 of letters, digits, '.', '_', '-', not '.' or '..' (Kafka's rule).",
 });
-const tls = z.union([z.boolean(), z.strictObject({ ca: z.string().max(MAX_CA_PEM_LENGTH) })]).openapi({
+const tls = z.union([z.boolean(), z.strictObject({ ca: z.string().min(1).max(MAX_CA_PEM_LENGTH) })]).openapi({
   description:
     "TLS to the brokers: true (the system's roots), false (plaintext), or `{ca}`: PEM certificates to trust.",
 });
@@ -90,11 +98,13 @@ export const KafkaSchema = z
 
 // ---- RabbitMQ
 const amqpUrl = z.string().max(MAX_URL_LENGTH).openapi({
+  pattern: "^amqps?://[^\\s?#]+$",
   example: "amqps://herald@mq.example.com:5671/prod",
   description:
     "amqps:// or amqp:// URL: user, host, port, vhost; no query. A password written in it is taken out and kept as `password`.",
 });
 const exchange = z.string().max(AMQP_SHORTSTR_BYTES).openapi({
+  pattern: "^[A-Za-z0-9_.:-]*$",
   example: "events",
   description:
     "The exchange to publish to: letters, digits, '-', '_', '.', ':' (\"\": the default exchange).",
@@ -132,15 +142,17 @@ export const RabbitmqSchema = z
 // ---- SQS
 const queueUrl = z.string().max(MAX_URL_LENGTH).openapi({
   format: "uri",
+  pattern: "^https?://[^/\\s?#]+/[^/\\s?#]+/[A-Za-z0-9_-]{1,80}(\\.fifo)?$",
   example: "https://sqs.eu-west-1.amazonaws.com/123456789012/orders.fifo",
   description:
     "The queue URL; a name ending in `.fifo` is a FIFO queue (group and deduplication ids are set).",
 });
-const region = z.string().max(64).openapi({ example: "eu-west-1" });
-const accessKeyId = z
-  .string()
-  .max(128)
-  .openapi({ example: "AKIAIOSFODNN7EXAMPLE", description: "Shown: it authorises nothing alone." });
+const region = z.string().max(64).openapi({ pattern: "^[a-z0-9-]{1,64}$", example: "eu-west-1" });
+const accessKeyId = z.string().max(128).openapi({
+  pattern: "^[A-Za-z0-9]{1,128}$",
+  example: "AKIAIOSFODNN7EXAMPLE",
+  description: "Shown: it authorises nothing alone.",
+});
 const endpointUrl = z.string().max(MAX_URL_LENGTH).openapi({
   format: "uri",
   description: "For an SQS-compatible server: its URL instead of AWS's endpoint for the region.",

@@ -1,0 +1,123 @@
+// Many deliveries to one Kafka destination, one produce request (ADR 27, "Connections"): an idempotent
+// kafkajs producer keeps one request in flight per broker, so sending each delivery as its own request
+// caps an endpoint at one round trip per delivery. Deliveries that arrive while a request is in flight
+// wait for it and go together in the next one, each still settled by the broker's answer for its own
+// record: nothing is held back when nothing is in flight, so a lone delivery costs what it did.
+import type { Message, Partitioners, RecordMetadata } from "kafkajs";
+
+/** What a stored record's place is: its partition and offset (the offset as text: it is an int64). */
+export type KafkaReceipt = { partition: number; offset: string };
+
+/** One produce request with its records, as kafkajs's `producer.send` takes it (acks and topic set by the caller). */
+export type Produce = (messages: Message[]) => Promise<RecordMetadata[]>;
+
+interface Waiting {
+  message: Message;
+  bytes: number;
+  resolve: (receipt: KafkaReceipt) => void;
+  reject: (err: unknown) => void;
+}
+
+/** A request holds at most this many records and bytes, well under Kafka's default 1 MiB batch limit. */
+export const BATCH_RECORDS = 200;
+export const BATCH_BYTES = 256 * 1024;
+
+/**
+ * Which partition the partitioner chose for each record object, the last time it was asked: kafkajs
+ * groups a request's records by partition in order, so a record's offset is its partition's base
+ * offset plus the records of that partition before it in the request.
+ */
+export function recordingPartitioner(
+  inner: ReturnType<typeof Partitioners.DefaultPartitioner>,
+  chosen: WeakMap<Message, number>,
+): ReturnType<typeof Partitioners.DefaultPartitioner> {
+  return (args) => {
+    const partition = inner(args);
+    chosen.set(args.message, partition);
+    return partition;
+  };
+}
+
+/** Is this failure one about size, which a request of fewer records may not meet? */
+export type TooLarge = (err: unknown) => boolean;
+
+/**
+ * Queues records for one producer and sends them in requests of up to BATCH_RECORDS / BATCH_BYTES, one
+ * request at a time. A request that fails fails each of its records with the same error, except a
+ * failure over size with more than one record: then each is sent again alone, so one record's size never
+ * fails another.
+ */
+export class KafkaBatcher {
+  readonly #produce: Produce;
+  readonly #chosen: WeakMap<Message, number>;
+  readonly #tooLarge: TooLarge;
+  #queue: Waiting[] = [];
+  #running = false;
+
+  constructor(produce: Produce, chosen: WeakMap<Message, number>, tooLarge: TooLarge) {
+    this.#produce = produce;
+    this.#chosen = chosen;
+    this.#tooLarge = tooLarge;
+  }
+
+  /** Resolves with the record's place once the broker stored it; rejects with the request's failure. */
+  add(message: Message, bytes: number): Promise<KafkaReceipt> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ message, bytes, resolve, reject });
+      if (!this.#running) void this.#run();
+    });
+  }
+
+  async #run(): Promise<void> {
+    this.#running = true;
+    try {
+      while (this.#queue.length > 0) await this.#send(this.#take());
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /** The next request's records: the queue's head, at least one, within the limits. */
+  #take(): Waiting[] {
+    let bytes = 0;
+    let n = 0;
+    while (n < this.#queue.length && n < BATCH_RECORDS) {
+      const next = this.#queue[n] as Waiting;
+      if (n > 0 && bytes + next.bytes > BATCH_BYTES) break;
+      bytes += next.bytes;
+      n++;
+    }
+    return this.#queue.splice(0, n);
+  }
+
+  async #send(batch: Waiting[]): Promise<void> {
+    let stored: RecordMetadata[];
+    try {
+      stored = await this.#produce(batch.map((w) => w.message));
+    } catch (err) {
+      if (batch.length > 1 && this.#tooLarge(err)) {
+        for (const w of batch) await this.#send([w]);
+        return;
+      }
+      for (const w of batch) w.reject(err);
+      return;
+    }
+    const base = new Map<number, bigint>();
+    for (const s of stored) {
+      if (s.baseOffset !== undefined) base.set(s.partition, BigInt(s.baseOffset));
+    }
+    const seen = new Map<number, number>();
+    for (const w of batch) {
+      const partition =
+        this.#chosen.get(w.message) ?? (batch.length === 1 ? stored[0]?.partition : undefined);
+      const first = partition === undefined ? undefined : base.get(partition);
+      if (partition === undefined || first === undefined) {
+        w.reject(new Error("Kafka answered the produce without an offset for this record"));
+        continue;
+      }
+      const index = seen.get(partition) ?? 0;
+      seen.set(partition, index + 1);
+      w.resolve({ partition, offset: String(first + BigInt(index)) });
+    }
+  }
+}
