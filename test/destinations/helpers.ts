@@ -1,6 +1,6 @@
 import { Webhook } from "standardwebhooks";
 import type { BrokerDeliveryRequest } from "../../src/app/ports/sending.ts";
-import type { BrokerDestination } from "../../src/domain/destination.ts";
+import type { BrokerDestination, SqsDestination } from "../../src/domain/destination.ts";
 import type { SignatureScheme } from "../../src/domain/signature-scheme.ts";
 import { verifySignature } from "../../src/domain/signing.ts";
 
@@ -33,6 +33,23 @@ export function brokerRequest(
     ...over,
   };
 }
+
+/** An SQS destination of `queueUrl` on the server whose scripts/sqs.sh exports are `env`. */
+export const sqsDestination = (
+  env: Record<string, string>,
+  queueUrl: string,
+  over: Partial<SqsDestination> = {},
+): SqsDestination => ({
+  kind: "sqs",
+  queueUrl,
+  region: env.SQS_REGION ?? "us-east-1",
+  accessKeyId: env.AWS_ACCESS_KEY_ID ?? "",
+  secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? "",
+  sessionToken: null,
+  endpointUrl: env.SQS_ENDPOINT ?? null,
+  key: "resource",
+  ...over,
+});
 
 /** Whether `headers` (as a consumer rebuilt them) carry a valid signature of `body` under `scheme`. */
 export async function verifies(
