@@ -1,4 +1,5 @@
 import { Webhook } from "standardwebhooks";
+import type { Resolve } from "../../src/adapters/delivery/guarded-lookup.ts";
 import type { BrokerDeliveryRequest } from "../../src/app/ports/sending.ts";
 import type { BrokerDestination, SqsDestination } from "../../src/domain/destination.ts";
 import type { SignatureScheme } from "../../src/domain/signature-scheme.ts";
@@ -50,6 +51,18 @@ export const sqsDestination = (
   key: "resource",
   ...over,
 });
+
+export /** Maps test host names to addresses, as DNS would (a name not in it does not exist), noting each asked. */
+function names(table: Record<string, string>): Resolve & { asked: string[] } {
+  const asked: string[] = [];
+  const resolve = async (host: string) => {
+    asked.push(host);
+    const address = table[host];
+    if (!address) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" });
+    return [{ address, family: 4 }];
+  };
+  return Object.assign(resolve, { asked });
+}
 
 /** Whether `headers` (as a consumer rebuilt them) carry a valid signature of `body` under `scheme`. */
 export async function verifies(

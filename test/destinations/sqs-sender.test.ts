@@ -15,7 +15,7 @@ import {
 } from "../support/sqs-server.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { until } from "../support/until.ts";
-import { brokerRequest, sqsDestination, verifies } from "./helpers.ts";
+import { brokerRequest, names, sqsDestination, verifies } from "./helpers.ts";
 
 // The SQS sender against ElasticMQ (the run's, or one of this file's own by scripts/sqs.sh): what it sends
 // is read back with a raw ReceiveMessage and checked byte for byte and by signature, FIFO groups and
@@ -240,10 +240,7 @@ describe.skipIf(missing)(`the SQS sender${missing ? ` (skipped: ${missing})` : "
     const guarded = createSqsSender({
       timeoutMs: 10_000,
       allowPrivateNetworks: false,
-      lookup: async (host) => {
-        if (host === "sqs.internal.test") return [{ address: "127.0.0.1", family: 4 }];
-        throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" });
-      },
+      lookup: names({ "sqs.internal.test": "127.0.0.1" }),
     });
     try {
       const endpoints = [
