@@ -9,7 +9,7 @@ import type { InlineConfig } from "vitest/node";
 export const SLOW = [
   "test/e2e/**/*.test.ts",
   "test/adapters/mongo/**/*.test.ts",
-  "test/adapters/http/console/browser.test.ts",
+  "test/adapters/http/console/browser*.test.ts",
   "test/adapters/http/console/runtimes.test.ts",
   "**/*-runtimes.test.ts",
   "test/brokers/**/*.test.ts",

@@ -26,7 +26,7 @@ const NODE22_SUITES = [
   "test/app/engine/",
   "test/adapters/delivery/",
   "test/adapters/destinations/",
-  "test/adapters/http/console/browser.test.ts",
+  "test/adapters/http/console/browser", // browser.test.ts and browser-destinations.test.ts (a filter matches a part of the path)
   "test/e2e/delivery-crash.test.ts",
 ];
 /** The files each tool is needed by, left out locally when the tool is missing. */
@@ -38,7 +38,7 @@ const NEEDS = {
     "test/e2e/delivery-crash-ferretdb.test.ts",
     "**/*-mongo.test.ts",
   ],
-  chromium: ["test/adapters/http/console/browser.test.ts"],
+  chromium: ["test/adapters/http/console/browser*.test.ts"],
   "bun-deno": ["**/*-runtimes.test.ts", "test/adapters/http/console/runtimes.test.ts"],
 };
 

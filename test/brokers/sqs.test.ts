@@ -8,6 +8,7 @@ import {
   SqsError,
   type StringAttributes,
   sqsCall,
+  sqsReceiveAll,
   sqsUnavailable,
   startSqs,
 } from "../support/sqs-server.ts";
@@ -52,24 +53,7 @@ describe("SigV4 of test/support/sigv4.ts", () => {
 describe.skipIf(missing)(`SQS by scripts/sqs.sh${missing ? ` (skipped: ${missing})` : ""}`, () => {
   let sqs: BrokerServer;
   const call = (action: string, input: object) => sqsCall(sqs.env, action, input);
-  const receiveAll = async (queue: string, want: number): Promise<Message[]> => {
-    const got: Message[] = [];
-    // Bounded: a long poll of 1 s per round, a fixed number of rounds.
-    for (let round = 0; round < 30 && got.length < want; round++) {
-      const answer = await call("ReceiveMessage", {
-        QueueUrl: queue,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 1,
-        MessageAttributeNames: ["All"],
-        MessageSystemAttributeNames: ["All"],
-      });
-      for (const m of (answer.Messages ?? []) as Message[]) {
-        got.push(m);
-        await call("DeleteMessage", { QueueUrl: queue, ReceiptHandle: m.ReceiptHandle });
-      }
-    }
-    return got;
-  };
+  const receiveAll = (queue: string, want: number) => sqsReceiveAll<Message>(sqs.env, queue, want);
   beforeAll(async () => {
     sqs = await startSqs(true);
   });

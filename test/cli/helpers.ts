@@ -104,4 +104,7 @@ export async function cliHarness(options: { allowHttpUrls?: boolean } = {}): Pro
 
 /** A receiver URL that is never contacted (no delivery engine runs behind the harness). */
 let n = 0;
+/** A command line written as one string, split at each space (for arguments that hold none). */
+export const argv = (line: string): string[] => line.split(" ");
+
 export const receiverUrl = () => `https://receiver.invalid/cli/${++n}`;

@@ -6,6 +6,7 @@ import type { Sender } from "../../src/app/ports/sending.ts";
 import { tokenUseCases } from "../../src/app/tokens.ts";
 import { runCli } from "../../src/cli/main.ts";
 import { createHerald, type Herald } from "../../src/main/herald.ts";
+import { deliveredEvent } from "../support/engine-harness.ts";
 import { type RecordingIo, recordingIo } from "./helpers.ts";
 
 // `herald listen --events` without --port against a whole Herald in this process (memory store, its
@@ -82,16 +83,7 @@ async function listen(args: string[]): Promise<Running> {
 }
 
 async function publish(): Promise<string> {
-  const sample = await api("POST", "/events", {
-    type: "message.delivered",
-    data: {
-      message_id: crypto.randomUUID(),
-      status: "delivered",
-      channel: "email",
-      message_type: "transactional",
-      recipient: "ada@example.com",
-    },
-  });
+  const sample = await api("POST", "/events", deliveredEvent());
   expect(sample.status).toBe(202);
   return sample.json!.id as string;
 }

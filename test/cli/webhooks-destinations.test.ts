@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Webhook } from "../../clients/typescript/client.ts";
-import { cliHarness } from "./helpers.ts";
+import { argv, cliHarness } from "./helpers.ts";
 
 // `herald webhooks create --kind ...` (ADR 27): a broker endpoint from options, credentials from the
 // environment (never an argument), shown masked by `create` and `get`.
@@ -11,24 +11,9 @@ describe("herald webhooks create --kind", () => {
   it("creates a Kafka endpoint with SASL, the password from HERALD_DESTINATION_PASSWORD, and get prints its kind", async () => {
     const cli = await cliHarness();
     const run = await cli.run(
-      [
-        "webhooks",
-        "create",
-        "--kind",
-        "kafka",
-        "--brokers",
-        "b1.example.com:9092,b2.example.com:9092",
-        "--topic",
-        "orders",
-        "--key",
-        "endpoint",
-        "--sasl-mechanism",
-        "scram-sha-512",
-        "--sasl-username",
-        "herald",
-        "--events",
-        "message.delivered",
-      ],
+      argv(
+        "webhooks create --kind kafka --brokers b1.example.com:9092,b2.example.com:9092 --topic orders --key endpoint --sasl-mechanism scram-sha-512 --sasl-username herald --events message.delivered",
+      ),
       { HERALD_DESTINATION_PASSWORD: PASSWORD },
     );
     expect(run.err).toEqual([]);
@@ -52,21 +37,9 @@ describe("herald webhooks create --kind", () => {
   it("creates a RabbitMQ endpoint and an SQS endpoint", async () => {
     const cli = await cliHarness();
     const rabbit = await cli.run(
-      [
-        "webhooks",
-        "create",
-        "--kind",
-        "rabbitmq",
-        "--amqp-url",
-        "amqps://herald@mq.example.com/prod",
-        "--exchange",
-        "events",
-        "--routing-key",
-        "orders",
-        "--events",
-        "message.delivered",
-        "--json",
-      ],
+      argv(
+        "webhooks create --kind rabbitmq --amqp-url amqps://herald@mq.example.com/prod --exchange events --routing-key orders --events message.delivered --json",
+      ),
       { HERALD_DESTINATION_PASSWORD: PASSWORD },
     );
     expect(rabbit.code).toBe(0);
@@ -76,21 +49,9 @@ describe("herald webhooks create --kind", () => {
       rabbitmq: { password: "********" },
     });
     const sqs = await cli.run(
-      [
-        "webhooks",
-        "create",
-        "--kind",
-        "sqs",
-        "--queue-url",
-        "https://sqs.eu-west-1.amazonaws.com/123456789012/orders",
-        "--region",
-        "eu-west-1",
-        "--access-key-id",
-        "AKIAIOSFODNN7EXAMPLE",
-        "--events",
-        "message.delivered",
-        "--json",
-      ],
+      argv(
+        "webhooks create --kind sqs --queue-url https://sqs.eu-west-1.amazonaws.com/123456789012/orders --region eu-west-1 --access-key-id AKIAIOSFODNN7EXAMPLE --events message.delivered --json",
+      ),
       { HERALD_SQS_SECRET_ACCESS_KEY: SQS_SECRET },
     );
     expect(sqs.code).toBe(0);
@@ -110,68 +71,26 @@ describe("herald webhooks create --kind", () => {
       [["--kind", "kafka", "--topic", "t", "--events", "message.sent"], {}, "--kind kafka needs --brokers"],
       [["--kind", "kafka", "--brokers", "b:1", "--events", "message.sent"], {}, "--kind kafka needs --topic"],
       [
-        [
-          "--kind",
-          "kafka",
-          "--brokers",
-          "b:1",
-          "--topic",
-          "t",
-          "--url",
-          "https://x.example.com",
-          "--events",
-          "message.sent",
-        ],
+        argv("--kind kafka --brokers b:1 --topic t --url https://x.example.com --events message.sent"),
         {},
         "--url is not an option of --kind kafka",
       ],
       [
-        [
-          "--kind",
-          "kafka",
-          "--brokers",
-          "b:1",
-          "--topic",
-          "t",
-          "--queue-url",
-          "https://q",
-          "--events",
-          "message.sent",
-        ],
+        argv("--kind kafka --brokers b:1 --topic t --queue-url https://q --events message.sent"),
         {},
         "--queue-url is not an option of --kind kafka",
       ],
       [
-        [
-          "--kind",
-          "kafka",
-          "--brokers",
-          "b:1",
-          "--topic",
-          "t",
-          "--sasl-mechanism",
-          "plain",
-          "--sasl-username",
-          "u",
-          "--events",
-          "message.sent",
-        ],
+        argv(
+          "--kind kafka --brokers b:1 --topic t --sasl-mechanism plain --sasl-username u --events message.sent",
+        ),
         {},
         "SASL needs the password in HERALD_DESTINATION_PASSWORD",
       ],
       [
-        [
-          "--kind",
-          "sqs",
-          "--queue-url",
-          "https://q.example.com/1/q",
-          "--region",
-          "r",
-          "--access-key-id",
-          "k",
-          "--events",
-          "message.sent",
-        ],
+        argv(
+          "--kind sqs --queue-url https://q.example.com/1/q --region r --access-key-id k --events message.sent",
+        ),
         {},
         "--kind sqs needs the secret access key in HERALD_SQS_SECRET_ACCESS_KEY",
       ],
@@ -187,37 +106,20 @@ describe("herald webhooks create --kind", () => {
       expect(run.code, message).toBe(2);
       expect(run.err.join("\n")).toContain(message);
     }
-    const bad = await cli.run([
-      "webhooks",
-      "create",
-      "--kind",
-      "kafka",
-      "--brokers",
-      "127.0.0.1:9092",
-      "--topic",
-      "t",
-      "--events",
-      "message.sent",
-    ]);
+    const bad = await cli.run(
+      argv("webhooks create --kind kafka --brokers 127.0.0.1:9092 --topic t --events message.sent"),
+    );
     expect(bad.code).toBe(1);
     expect(bad.err.join("\n")).toContain("body.kafka.brokers.0");
   });
 
   it("update patches the destination: options of its kind, the password only with --password-from-env", async () => {
     const cli = await cliHarness();
-    const made = await cli.run([
-      "webhooks",
-      "create",
-      "--kind",
-      "kafka",
-      "--brokers",
-      "b1.example.com:9092",
-      "--topic",
-      "orders",
-      "--events",
-      "message.sent",
-      "--json",
-    ]);
+    const made = await cli.run(
+      argv(
+        "webhooks create --kind kafka --brokers b1.example.com:9092 --topic orders --events message.sent --json",
+      ),
+    );
     const { id } = made.json<Webhook>();
     const env = { HERALD_DESTINATION_PASSWORD: PASSWORD };
     const up = await cli.run(["webhooks", "update", id, "--topic", "orders.v2", "--no-tls", "--json"], env);

@@ -9,7 +9,7 @@ import { BROKERS_REQUIRED, type BrokerServer } from "../support/broker-server.ts
 import { rabbitmqUnavailable, startRabbitmq } from "../support/rabbitmq-server.ts";
 import { runtimeBin } from "../support/runtimes.ts";
 import { type StringAttributes, sqsCall, sqsUnavailable, startSqs } from "../support/sqs-server.ts";
-import { brokerRequest, verifies } from "./helpers.ts";
+import { brokerRequest, sqsDestination, verifies } from "./helpers.ts";
 
 // The RabbitMQ and SQS senders on Bun and Deno (ADR 27: one library path on every runtime; SQS through
 // fetch after the address check there): one send of each, read back and verified from Node.
@@ -59,16 +59,7 @@ describe.skipIf(missing)(
           },
           { scheme: "standard-webhooks" },
         ),
-        brokerRequest({
-          kind: "sqs",
-          queueUrl,
-          region: sqs.env.SQS_REGION ?? "us-east-1",
-          accessKeyId: sqs.env.AWS_ACCESS_KEY_ID ?? "",
-          secretAccessKey: sqs.env.AWS_SECRET_ACCESS_KEY ?? "",
-          sessionToken: null,
-          endpointUrl: sqs.env.SQS_ENDPOINT ?? null,
-          key: "resource",
-        }),
+        brokerRequest(sqsDestination(sqs.env, queueUrl)),
         brokerRequest(
           {
             kind: "rabbitmq",

@@ -1,6 +1,7 @@
 import { Webhook } from "standardwebhooks";
+import type { Resolve } from "../../src/adapters/delivery/guarded-lookup.ts";
 import type { BrokerDeliveryRequest } from "../../src/app/ports/sending.ts";
-import type { BrokerDestination } from "../../src/domain/destination.ts";
+import type { BrokerDestination, SqsDestination } from "../../src/domain/destination.ts";
 import type { SignatureScheme } from "../../src/domain/signature-scheme.ts";
 import { verifySignature } from "../../src/domain/signing.ts";
 
@@ -32,6 +33,35 @@ export function brokerRequest(
     deduplicationId: eventId,
     ...over,
   };
+}
+
+/** An SQS destination of `queueUrl` on the server whose scripts/sqs.sh exports are `env`. */
+export const sqsDestination = (
+  env: Record<string, string>,
+  queueUrl: string,
+  over: Partial<SqsDestination> = {},
+): SqsDestination => ({
+  kind: "sqs",
+  queueUrl,
+  region: env.SQS_REGION ?? "us-east-1",
+  accessKeyId: env.AWS_ACCESS_KEY_ID ?? "",
+  secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? "",
+  sessionToken: null,
+  endpointUrl: env.SQS_ENDPOINT ?? null,
+  key: "resource",
+  ...over,
+});
+
+export /** Maps test host names to addresses, as DNS would (a name not in it does not exist), noting each asked. */
+function names(table: Record<string, string>): Resolve & { asked: string[] } {
+  const asked: string[] = [];
+  const resolve = async (host: string) => {
+    asked.push(host);
+    const address = table[host];
+    if (!address) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" });
+    return [{ address, family: 4 }];
+  };
+  return Object.assign(resolve, { asked });
 }
 
 /** Whether `headers` (as a consumer rebuilt them) carry a valid signature of `body` under `scheme`. */

@@ -1,7 +1,6 @@
 import { Kafka, logLevel } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook } from "../../clients/typescript/verify.ts";
-import type { Resolve } from "../../src/adapters/delivery/guarded-lookup.ts";
 import { createKafkaSender } from "../../src/adapters/destinations/kafka.ts";
 import type { BrokerSender } from "../../src/app/ports/sending.ts";
 import { SASL_MECHANISMS, type SaslMechanism } from "../../src/domain/destination.ts";
@@ -10,6 +9,7 @@ import { BROKERS_REQUIRED, type BrokerServer } from "../support/broker-server.ts
 import { kafkaJars, kafkaUnavailable, startKafka } from "../support/kafka-server.ts";
 import { testTls } from "../support/tls.ts";
 import { until } from "../support/until.ts";
+import { names } from "./helpers.ts";
 import {
   addSaslListener,
   addScramUser,
@@ -30,17 +30,6 @@ if (missing && BROKERS_REQUIRED) throw new Error(`CI needs Kafka: ${missing}`);
 const PASSWORD = "right-password-7Qx";
 const WRONG = "wrong-password-x9";
 const ED_KEY = newEd25519Secret(crypto.getRandomValues(new Uint8Array(32)));
-/** Maps test host names to addresses, as DNS would (a name not in it does not exist), noting each asked. */
-function names(table: Record<string, string>): Resolve & { asked: string[] } {
-  const asked: string[] = [];
-  const resolve = async (host: string) => {
-    asked.push(host);
-    const address = table[host];
-    if (!address) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" });
-    return [{ address, family: 4 }];
-  };
-  return Object.assign(resolve, { asked });
-}
 let resolver = names({});
 
 describe.skipIf(missing)(

@@ -7,7 +7,7 @@ import { BROKERS_REQUIRED, type BrokerServer } from "../support/broker-server.ts
 import { rabbitmqUnavailable, startRabbitmq } from "../support/rabbitmq-server.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { until } from "../support/until.ts";
-import { brokerRequest, verifies } from "./helpers.ts";
+import { brokerRequest, names, verifies } from "./helpers.ts";
 
 // The RabbitMQ sender against a real node (the run's, or one of this file's own by scripts/rabbitmq.sh):
 // what it publishes is read back by a separate amqplib consumer and checked byte for byte and by signature;
@@ -141,10 +141,7 @@ describe.skipIf(missing)(`the RabbitMQ sender${missing ? ` (skipped: ${missing})
     const guarded = createRabbitmqSender({
       timeoutMs: 10_000,
       allowPrivateNetworks: false,
-      lookup: async (host) => {
-        if (host === "mq.example.test") return [{ address: "10.1.2.3", family: 4 }];
-        throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" });
-      },
+      lookup: names({ "mq.example.test": "10.1.2.3" }),
     });
     try {
       const urls = [

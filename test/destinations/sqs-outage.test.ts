@@ -2,11 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSqsSender } from "../../src/adapters/destinations/sqs.ts";
 import type { BrokerSender } from "../../src/app/ports/sending.ts";
 import type { SendOutcome } from "../../src/domain/delivery.ts";
-import type { SqsDestination } from "../../src/domain/destination.ts";
 import { BROKERS_REQUIRED, type BrokerServer } from "../support/broker-server.ts";
 import { sqsCall, sqsUnavailable, startSqs } from "../support/sqs-server.ts";
 import { until } from "../support/until.ts";
-import { brokerRequest } from "./helpers.ts";
+import { brokerRequest, sqsDestination } from "./helpers.ts";
 
 // The SQS sender when the server goes away and comes back: always a server of this file's own
 // (scripts/sqs.sh), since it is killed.
@@ -32,16 +31,7 @@ describe.skipIf(missing)(`the SQS sender and its server${missing ? ` (skipped: $
   });
 
   it("fails the sends while the server is down, sends again once it is back, and loses nothing it stored", async () => {
-    const destination: SqsDestination = {
-      kind: "sqs",
-      queueUrl: queue,
-      region: sqs.env.SQS_REGION ?? "us-east-1",
-      accessKeyId: sqs.env.AWS_ACCESS_KEY_ID ?? "",
-      secretAccessKey: sqs.env.AWS_SECRET_ACCESS_KEY ?? "",
-      sessionToken: null,
-      endpointUrl: sqs.env.SQS_ENDPOINT ?? null,
-      key: "resource",
-    };
+    const destination = sqsDestination(sqs.env, queue);
     const stored: string[] = [];
     const outcomes: SendOutcome[] = [];
     const sendOne = async () => {

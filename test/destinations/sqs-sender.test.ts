@@ -9,12 +9,13 @@ import {
   md5OfStringAttributes,
   type StringAttributes,
   sqsCall,
+  sqsReceiveAll,
   sqsUnavailable,
   startSqs,
 } from "../support/sqs-server.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { until } from "../support/until.ts";
-import { brokerRequest, verifies } from "./helpers.ts";
+import { brokerRequest, names, sqsDestination, verifies } from "./helpers.ts";
 
 // The SQS sender against ElasticMQ (the run's, or one of this file's own by scripts/sqs.sh): what it sends
 // is read back with a raw ReceiveMessage and checked byte for byte and by signature, FIFO groups and
@@ -44,34 +45,9 @@ describe.skipIf(missing)(`the SQS sender${missing ? ` (skipped: ${missing})` : "
         })
       ).QueueUrl,
     );
-  const destination = (queueUrl: string, over: Partial<SqsDestination> = {}): SqsDestination => ({
-    kind: "sqs",
-    queueUrl,
-    region: sqs.env.SQS_REGION ?? "us-east-1",
-    accessKeyId: sqs.env.AWS_ACCESS_KEY_ID ?? "",
-    secretAccessKey: sqs.env.AWS_SECRET_ACCESS_KEY ?? "",
-    sessionToken: null,
-    endpointUrl: sqs.env.SQS_ENDPOINT ?? null,
-    key: "resource",
-    ...over,
-  });
-  const receiveAll = async (queue: string, want: number): Promise<Received[]> => {
-    const got: Received[] = [];
-    for (let round = 0; round < 30 && got.length < want; round++) {
-      const answer = await call("ReceiveMessage", {
-        QueueUrl: queue,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 1,
-        MessageAttributeNames: ["All"],
-        MessageSystemAttributeNames: ["All"],
-      });
-      for (const m of (answer.Messages ?? []) as Received[]) {
-        got.push(m);
-        await call("DeleteMessage", { QueueUrl: queue, ReceiptHandle: m.ReceiptHandle });
-      }
-    }
-    return got;
-  };
+  const destination = (queueUrl: string, over: Partial<SqsDestination> = {}) =>
+    sqsDestination(sqs.env, queueUrl, over);
+  const receiveAll = (queue: string, want: number) => sqsReceiveAll<Received>(sqs.env, queue, want);
   const headersOf = (m: Received) =>
     Object.fromEntries(Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue]));
 
@@ -264,10 +240,7 @@ describe.skipIf(missing)(`the SQS sender${missing ? ` (skipped: ${missing})` : "
     const guarded = createSqsSender({
       timeoutMs: 10_000,
       allowPrivateNetworks: false,
-      lookup: async (host) => {
-        if (host === "sqs.internal.test") return [{ address: "127.0.0.1", family: 4 }];
-        throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" });
-      },
+      lookup: names({ "sqs.internal.test": "127.0.0.1" }),
     });
     try {
       const endpoints = [

@@ -5,7 +5,7 @@ import { parseConfig } from "../../src/app/config.ts";
 import type { BrokerDeliveryRequest, BrokerSender } from "../../src/app/ports/sending.ts";
 import { tokenUseCases } from "../../src/app/tokens.ts";
 import { createHerald, type Herald } from "../../src/main/herald.ts";
-import { scriptedSender } from "../support/engine-harness.ts";
+import { deliveredEvent, scriptedSender } from "../support/engine-harness.ts";
 import { until } from "../support/until.ts";
 
 // The process wiring of broker senders (ADR 27): createHerald hands the engine the registry made by
@@ -79,16 +79,7 @@ describe("createHerald with broker senders", () => {
     });
     expect(created.status).toBe(201);
     const id = created.body.id;
-    const published = await call("POST", "/events", {
-      type: "message.delivered",
-      data: {
-        message_id: crypto.randomUUID(),
-        status: "delivered",
-        channel: "email",
-        message_type: "transactional",
-        recipient: "ada@example.com",
-      },
-    });
+    const published = await call("POST", "/events", deliveredEvent());
     expect(published.status).toBe(202);
     let deliveries: { status: string; receipt: unknown }[] = [];
     await until(async () => {

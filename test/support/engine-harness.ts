@@ -108,6 +108,12 @@ export const sampleMessage = (status = "delivered") => ({
   recipient: "ada@example.com",
 });
 
+/** A message.delivered event as published to the API, with a message id of its own; `more` joins its data. */
+export const deliveredEvent = (more: Record<string, unknown> = {}) => ({
+  type: "message.delivered",
+  data: { ...sampleMessage(), message_id: crypto.randomUUID(), ...more },
+});
+
 /** Use cases, dispatcher and maintenance on one store, with a manual clock and a scripted sender. */
 export async function engineHarness(
   opts: {

@@ -56,6 +56,32 @@ export async function sqsCall(
   return answer;
 }
 
+/**
+ * Up to `want` messages of `queue`, each deleted once read, with their attributes. Bounded: a long poll of
+ * 1 s per round, a fixed number of rounds (fewer than `want` come back when no more arrive).
+ */
+export async function sqsReceiveAll<T extends { ReceiptHandle: string }>(
+  env: Record<string, string>,
+  queue: string,
+  want: number,
+): Promise<T[]> {
+  const got: T[] = [];
+  for (let round = 0; round < 30 && got.length < want; round++) {
+    const answer = await sqsCall(env, "ReceiveMessage", {
+      QueueUrl: queue,
+      MaxNumberOfMessages: 10,
+      WaitTimeSeconds: 1,
+      MessageAttributeNames: ["All"],
+      MessageSystemAttributeNames: ["All"],
+    });
+    for (const m of (answer.Messages ?? []) as T[]) {
+      got.push(m);
+      await sqsCall(env, "DeleteMessage", { QueueUrl: queue, ReceiptHandle: m.ReceiptHandle });
+    }
+  }
+  return got;
+}
+
 export type StringAttributes = Record<string, { DataType: "String"; StringValue: string }>;
 
 /**

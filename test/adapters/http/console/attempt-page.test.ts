@@ -13,20 +13,9 @@ async function setup(h: Harness, token: string, extra: Record<string, unknown> =
   });
   expect(made.status).toBe(201);
   const endpoint = (await made.json()) as { id: string; secret: string };
-  const published = await h.api(token, "/events", {
-    method: "POST",
-    body: JSON.stringify({
-      type: "message.delivered",
-      data: {
-        message_id: crypto.randomUUID(),
-        status: "delivered",
-        channel: "email",
-        message_type: "transactional",
-        recipient: "ada@example.com",
-        // Text whose formatted view differs from its bytes: escapes, non-ASCII and markup.
-        metadata: { note: 'café "quoted" <b>&amp;</b> \\ end' },
-      },
-    }),
+  const published = await h.publish(token, {
+    // Text whose formatted view differs from its bytes: escapes, non-ASCII and markup.
+    metadata: { note: 'café "quoted" <b>&amp;</b> \\ end' },
   });
   expect(published.status).toBe(202);
   const event = (await published.json()) as { id: string };

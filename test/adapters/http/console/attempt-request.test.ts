@@ -27,19 +27,7 @@ describe("console: the request sent uses what was in force for the attempt", () 
     });
     expect(made.status).toBe(201);
     const endpoint = (await made.json()) as { id: string; secret: string };
-    const published = await h.api(token, "/events", {
-      method: "POST",
-      body: JSON.stringify({
-        type: "message.delivered",
-        data: {
-          message_id: crypto.randomUUID(),
-          status: "delivered",
-          channel: "email",
-          message_type: "transactional",
-          recipient: "ada@example.com",
-        },
-      }),
-    });
+    const published = await h.publish(token);
     expect(published.status).toBe(202);
     const event = (await published.json()) as { id: string };
     const delivery = [...h.repos.deliveries.rows.values()].find((d) => d.eventId === event.id)!;
@@ -106,19 +94,7 @@ describe("console: the request sent uses what was in force for the attempt", () 
       }),
     });
     expect(made.status).toBe(201);
-    const published = await h.api(token, "/events", {
-      method: "POST",
-      body: JSON.stringify({
-        type: "message.delivered",
-        data: {
-          message_id: crypto.randomUUID(),
-          status: "delivered",
-          channel: "email",
-          message_type: "transactional",
-          recipient: "ada@example.com",
-        },
-      }),
-    });
+    const published = await h.publish(token);
     const event = (await published.json()) as { id: string };
     const delivery = [...h.repos.deliveries.rows.values()].find((d) => d.eventId === event.id)!;
     await h.repos.deliveries.record([

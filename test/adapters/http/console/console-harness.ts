@@ -17,6 +17,7 @@ import { erasureUseCases } from "../../../../src/app/erasures.ts";
 import { eventUseCases } from "../../../../src/app/events.ts";
 import { settingsUseCases } from "../../../../src/app/settings.ts";
 import { tokenUseCases } from "../../../../src/app/tokens.ts";
+import { deliveredEvent } from "../../../support/engine-harness.ts";
 
 export const ORIGIN = "http://herald.test";
 
@@ -182,6 +183,10 @@ export async function makeConsoleHarness(options: { frameAncestors?: string[]; l
         ...init,
         headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", ...init.headers },
       });
+    },
+    /** Publishes a message.delivered event (`deliveredEvent`) as the token; the answer is the test's to check. */
+    publish(token: string, more: Record<string, unknown> = {}) {
+      return this.api(token, "/events", { method: "POST", body: JSON.stringify(deliveredEvent(more)) });
     },
   };
 }

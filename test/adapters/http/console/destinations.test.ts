@@ -68,19 +68,7 @@ describe("console: broker endpoints", () => {
     });
     expect(made.status).toBe(201);
     const { id } = (await made.json()) as { id: string };
-    const published = await h.api(token, "/events", {
-      method: "POST",
-      body: JSON.stringify({
-        type: "message.delivered",
-        data: {
-          message_id: crypto.randomUUID(),
-          status: "delivered",
-          channel: "email",
-          message_type: "transactional",
-          recipient: "ada@example.com",
-        },
-      }),
-    });
+    const published = await h.publish(token);
     expect(published.status).toBe(202);
     const [d] = [...h.repos.deliveries.rows.values()].filter((x) => x.webhookId === id);
     await h.repos.deliveries.record([

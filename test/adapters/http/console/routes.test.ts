@@ -19,19 +19,7 @@ async function createEndpoint(
 }
 
 async function publish(h: Awaited<ReturnType<typeof makeConsoleHarness>>, token: string) {
-  const res = await h.api(token, "/events", {
-    method: "POST",
-    body: JSON.stringify({
-      type: "message.delivered",
-      data: {
-        message_id: crypto.randomUUID(),
-        status: "delivered",
-        channel: "email",
-        message_type: "transactional",
-        recipient: "ada@example.com",
-      },
-    }),
-  });
+  const res = await h.publish(token);
   expect(res.status).toBe(202);
   return (await res.json()) as { id: string };
 }

@@ -10,19 +10,7 @@ describe("an attempt superseded by its pair's success (ADR 19)", () => {
       body: JSON.stringify({ url: "http://127.0.0.1:9/hook", events: ["message.delivered"] }),
     });
     const endpoint = (await made.json()) as { id: string };
-    const published = await h.api(token, "/events", {
-      method: "POST",
-      body: JSON.stringify({
-        type: "message.delivered",
-        data: {
-          message_id: crypto.randomUUID(),
-          status: "delivered",
-          channel: "email",
-          message_type: "transactional",
-          recipient: "ada@example.com",
-        },
-      }),
-    });
+    const published = await h.publish(token);
     const event = (await published.json()) as { id: string };
     const first = [...h.repos.deliveries.rows.values()].find((d) => d.eventId === event.id)!;
     // Attempt 1 failed with attempt 2 due later; a manual attempt 3 succeeds.
