@@ -44,6 +44,10 @@ describeOnServer("on a PostgreSQL server", () => {
     here = createPostgresRepositories(sqlHere, undefined, cache);
   });
 
+  /** The heartbeats the cache awaits; `silence` adds one that never comes back (a channel gone silent). */
+  const beats = () => (cache as unknown as { beats: Map<string, number> }).beats;
+  const silence = () => beats().set("beat:lost", now);
+
   /** Asks `read` until `done` holds of its answer (a notification arrives in milliseconds); answers it. */
   async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
     let v!: T;
@@ -258,6 +262,46 @@ describeOnServer("on a PostgreSQL server", () => {
       ).toBe(1);
     });
 
+    it("serves an entry past CACHE_TTL_MS while heartbeats sent since come back, on any connection, until they stop", async () => {
+      const scope = newScope();
+      const spy = countingReads(sqlHere, "tokens");
+      const tokens = createPostgresRepositories(spy.sql, undefined, cache).tokens;
+      const token = aToken(scope);
+      await heard(() => there.tokens.insert(token));
+      await tokens.findByHash(token.hash);
+      now += 5_000;
+      // Carried by another connection's statement, as the proof of life's check carries it.
+      const beat = cache.nextBeat();
+      expect(beat).not.toBeNull();
+      await sqlThere`SELECT pg_notify('herald_cache', ${beat})`;
+      await eventually(
+        async () => beats().size,
+        (n) => n === 0,
+      );
+      await tokens.findByHash(token.hash);
+      expect(spy.reads()).toBe(1);
+      // Served near the end of its proof, it sends a heartbeat of its own, which extends it.
+      now += 700;
+      await tokens.findByHash(token.hash);
+      await eventually(
+        async () => beats().size,
+        (n) => n === 0,
+      );
+      now += 900;
+      await tokens.findByHash(token.hash);
+      expect(spy.reads()).toBe(1);
+      // Nothing asked since the last heartbeat: an idle process carries none.
+      await eventually(
+        async () => beats().size,
+        (n) => n === 0,
+      );
+      expect(cache.nextBeat()).toBeNull();
+      silence();
+      now += CACHE_TTL_MS + 1;
+      await tokens.findByHash(token.hash);
+      expect(spy.reads()).toBe(2);
+    });
+
     it("never serves an entry older than CACHE_TTL_MS, nor one read before a change it heard", async () => {
       const scope = newScope();
       const spy = countingReads(sqlHere, "tokens");
@@ -265,6 +309,8 @@ describeOnServer("on a PostgreSQL server", () => {
       const token = aToken(scope);
       await heard(() => there.tokens.insert(token));
       await tokens.findByHash(token.hash);
+      // A channel gone silent: no heartbeat comes back (nor is another sent while one is awaited).
+      silence();
       now += CACHE_TTL_MS;
       await tokens.findByHash(token.hash);
       expect(spy.reads()).toBe(1);
@@ -293,15 +339,15 @@ describeOnServer("on a PostgreSQL server", () => {
       // stops serving at once, listens again, and serves again once its own heartbeat returns.
       await here.tokens.findByHash(token.hash);
       expect(cache.get("tokens", token.hash)).toBeDefined();
-      (cache as unknown as { beat: string | null }).beat = "beat:lost";
+      silence();
       now += 3_000;
       cache.keep("tokens", token.hash, cache.mark(), token);
       const check = cache.check();
       expect(cache.get("tokens", token.hash)).toBeUndefined();
       await check;
       await eventually(
-        async () => (cache as unknown as { beat: string | null }).beat,
-        (b) => b === null,
+        async () => beats().size,
+        (n) => n === 0,
       );
       cache.keep("tokens", token.hash, cache.mark(), token);
       expect(cache.get("tokens", token.hash)).toEqual(token);
