@@ -33,8 +33,10 @@ interface Entry {
  * it (typically within a millisecond of the commit). This process's own writes drop them at once. A read
  * that began before a change and ends after it is not kept (a generation count). Entries are served only
  * while the channel is known to listen (its LISTEN answered, and the last heartbeat sent through it came
- * back), and never after `CACHE_TTL_MS`: if notifications stop (a connection lost, a partition), a change
- * is seen after at most that long.
+ * back), and never longer than `CACHE_TTL_MS` after the later of their read and the sending of the last
+ * heartbeat heard back (commit order: every change committed before it was heard). Heartbeats ride in the
+ * proof of life's checks (`nextBeat`) or go alone: entries in use are not read again every second. If
+ * notifications stop (a connection lost, a partition), a change is seen after at most that long.
  */
 export class ReadCache {
   private readonly tables: Record<CachedTable, Map<string, Entry>> = {
