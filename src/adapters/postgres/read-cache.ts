@@ -7,8 +7,11 @@ import type { Sql } from "postgres";
  * can go unseen here when the notification channel has failed (ADR 18, ADR 30).
  */
 export const CACHE_TTL_MS = 1_000;
-/** An entry served when the last proof is older than this asks for a heartbeat, before it runs out. */
-const REBEAT_AFTER_MS = 600;
+/**
+ * An entry served when the last proof is older than this sends a heartbeat of its own, before it runs
+ * out: the proof of life's checks (every 500 ms) carry one otherwise, and may take 300 ms to come back.
+ */
+const REBEAT_AFTER_MS = 800;
 /** The channel migration 0006's triggers announce changes on; the payload is the table's name. */
 export const CACHE_CHANNEL = "herald_cache";
 /** Entries kept per table at most; the map is emptied when full (a project rarely has more). */
@@ -57,8 +60,6 @@ export class ReadCache {
   private readonly beats = new Map<string, number>();
   /** When the newest heartbeat heard back was sent: every change committed before it was heard. */
   private provenAt = Number.NEGATIVE_INFINITY;
-  /** An entry was asked for since the last heartbeat was sent (an idle process sends none). */
-  private asked = false;
   private beating = false;
   private lastBeatAt = Number.NEGATIVE_INFINITY;
   private closed = false;
@@ -123,13 +124,13 @@ export class ReadCache {
 
   /**
    * A heartbeat for a statement about to be sent on any connection to notify on CACHE_CHANNEL (the proof
-   * of life's check carries it at no statement's cost), or null when nothing was served or asked since
-   * the last one. Heard back, it proves every change committed before it was heard (commit order): the
+   * of life's check carries it at no statement's cost), or null when nothing is cached (nothing to keep).
+   * Heard back, it proves every change committed before it was heard (commit order): the
    * entries may then be served until CACHE_TTL_MS after it was sent. `beatLost` if the statement failed.
    */
-  nextBeat(): string | null {
-    if (!this.asked || this.closed || !this.live) return null;
-    this.asked = false;
+  nextBeat(always = false): string | null {
+    if (this.closed || !this.live) return null;
+    if (!always && this.tables.endpoints.size === 0 && this.tables.tokens.size === 0) return null;
     const beat = `beat:${Math.random().toString(36).slice(2)}`;
     this.beats.set(beat, this.clock());
     return beat;
@@ -143,8 +144,7 @@ export class ReadCache {
   private async sendBeat(): Promise<void> {
     if (this.beating) return;
     this.beating = true;
-    this.asked = true;
-    const beat = this.nextBeat();
+    const beat = this.nextBeat(true);
     try {
       if (beat !== null)
         await this.sql`SELECT pg_notify(${CACHE_CHANNEL}, ${beat})`.catch(() => this.beatLost(beat));
@@ -156,7 +156,6 @@ export class ReadCache {
   /** The cached value, or undefined when there is none that may be served. */
   get<T>(table: CachedTable, key: string): T | undefined {
     if (!this.live) return undefined;
-    this.asked = true;
     const entry = this.tables[table].get(key);
     if (entry === undefined) return undefined;
     const now = this.clock();
