@@ -12,7 +12,8 @@ import { until } from "../../support/until.ts";
 // The server's read cache (ADR 18): tokens and a project's subscribed endpoints kept between publishes.
 // "Here" is one Herald process with the cache, "there" another process writing the same database. The
 // cache's clock is frozen unless a test moves it, so an entry never expires by itself: a change made
-// there can reach here only through the triggers' notifications.
+// there can reach here only through the triggers' notifications. Entries kept past CACHE_TTL_MS by
+// heartbeats: read-cache-proof.test.ts.
 
 let db: FreshPostgres;
 let sqlHere: Sql;
@@ -260,43 +261,6 @@ describeOnServer("on a PostgreSQL server", () => {
           )
         ).length,
       ).toBe(1);
-    });
-
-    it("serves an entry past CACHE_TTL_MS while heartbeats sent since come back, on any connection, until they stop", async () => {
-      const scope = newScope();
-      const spy = countingReads(sqlHere, "tokens");
-      const tokens = createPostgresRepositories(spy.sql, undefined, cache).tokens;
-      const token = aToken(scope);
-      await heard(() => there.tokens.insert(token));
-      await tokens.findByHash(token.hash);
-      now += 5_000;
-      // Carried by another connection's statement, as the proof of life's check carries it.
-      const beat = cache.nextBeat();
-      expect(beat).not.toBeNull();
-      await sqlThere`SELECT pg_notify('herald_cache', ${beat})`;
-      await eventually(
-        async () => beats().size,
-        (n) => n === 0,
-      );
-      await tokens.findByHash(token.hash);
-      expect(spy.reads()).toBe(1);
-      // Served near the end of its proof, it sends a heartbeat of its own, which extends it.
-      now += 900;
-      await tokens.findByHash(token.hash);
-      await eventually(
-        async () => beats().size,
-        (n) => n === 0,
-      );
-      now += 900;
-      await tokens.findByHash(token.hash);
-      expect(spy.reads()).toBe(1);
-      silence();
-      now += CACHE_TTL_MS + 1;
-      await tokens.findByHash(token.hash);
-      expect(spy.reads()).toBe(2);
-      // A cache that holds nothing has nothing to keep: the checks carry no heartbeat.
-      cache.clear();
-      expect(cache.nextBeat()).toBeNull();
     });
 
     it("never serves an entry older than CACHE_TTL_MS, nor one read before a change it heard", async () => {
