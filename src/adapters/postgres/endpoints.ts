@@ -180,7 +180,9 @@ export class PostgresEndpoints implements EndpointRepository {
   }
 
   async listFifo(): Promise<string[]> {
-    const rows = await this.sql<{ id: string }[]>`SELECT id FROM endpoints WHERE ordering = 'fifo'`;
-    return rows.map((r) => r.id);
+    const read = async () =>
+      (await this.sql<{ id: string }[]>`SELECT id FROM endpoints WHERE ordering = 'fifo'`).map((r) => r.id);
+    // Asked every second by every process's engine (fifo.ts): kept while the cache's channel proves alive.
+    return this.cache ? [...(await this.cache.through("endpoints", "\u0000fifo", read))] : read();
   }
 }

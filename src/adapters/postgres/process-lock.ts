@@ -1,4 +1,8 @@
 import type { PendingQuery, Row, Sql } from "postgres";
+import { CACHE_CHANNEL, type ReadCache } from "./read-cache.ts";
+
+/** What a check carries for the read cache (ReadCache.nextBeat). */
+export type Heartbeats = Pick<ReadCache, "nextBeat" | "beatLost">;
 
 /** A check of the lock that takes longer than this ends its connection: a silent one would hang forever. */
 const CHECK_DEADLINE_MS = 5_000;
@@ -24,8 +28,11 @@ export class ProcessLocks {
   private client: Sql | null = null;
 
   private readonly open: () => Sql;
-  constructor(open: () => Sql) {
+  private readonly beats: Heartbeats | null;
+  /** `beats`: the read cache's heartbeats, carried by the checks (a proof of the channel at no statement's cost). */
+  constructor(open: () => Sql, beats: Heartbeats | null = null) {
     this.open = open;
+    this.beats = beats;
   }
 
   /** See ShardRepository.hold. */
@@ -34,10 +41,14 @@ export class ProcessLocks {
     const client = this.client;
     const lock = this.held.get(processId);
     if (lock !== undefined) {
+      const beat = this.beats?.nextBeat() ?? null;
       const [now] = await this.within(client<{ pid: number; held: boolean }[]>`
         SELECT pg_backend_pid() AS pid, EXISTS (
           SELECT 1 FROM pg_locks l WHERE l.pid = pg_backend_pid() AND ${lockOf(client, client`${lock.key}::bigint`)}
-        ) AS held`);
+        ) AS held${beat === null ? client`` : client`, pg_notify(${CACHE_CHANNEL}, ${beat})`}`).catch((e) => {
+        if (beat !== null) this.beats?.beatLost(beat);
+        throw e;
+      });
       // The same session still holds it: nobody can have seen this process dead.
       if (now?.pid === lock.pid && now.held) return true;
       // A new session (the old one ended): every lock it held went with it.

@@ -1,11 +1,17 @@
 import type { Sql } from "postgres";
 
 /**
- * The longest a cached token or endpoint list is served after it was read, whatever happens to the
- * notifications: the bound on how long a change made through another process (a revoked token, a new or
- * changed endpoint) can go unseen here when the notification channel has failed (ADR 18).
+ * The longest a cached token or endpoint list is served after it was read or after the last heartbeat
+ * sent through the channel that came back, whichever is later, whatever happens to the notifications: the
+ * bound on how long a change made through another process (a revoked token, a new or changed endpoint)
+ * can go unseen here when the notification channel has failed (ADR 18, ADR 30).
  */
 export const CACHE_TTL_MS = 1_000;
+/**
+ * An entry served when the last proof is older than this sends a heartbeat of its own, before it runs
+ * out: the proof of life's checks (every 500 ms) carry one otherwise, and may take 300 ms to come back.
+ */
+const REBEAT_AFTER_MS = 800;
 /** The channel migration 0006's triggers announce changes on; the payload is the table's name. */
 export const CACHE_CHANNEL = "herald_cache";
 /** Entries kept per table at most; the map is emptied when full (a project rarely has more). */
@@ -30,8 +36,10 @@ interface Entry {
  * it (typically within a millisecond of the commit). This process's own writes drop them at once. A read
  * that began before a change and ends after it is not kept (a generation count). Entries are served only
  * while the channel is known to listen (its LISTEN answered, and the last heartbeat sent through it came
- * back), and never after `CACHE_TTL_MS`: if notifications stop (a connection lost, a partition), a change
- * is seen after at most that long.
+ * back), and never longer than `CACHE_TTL_MS` after the later of their read and the sending of the last
+ * heartbeat heard back (commit order: every change committed before it was heard). Heartbeats ride in the
+ * proof of life's checks (`nextBeat`) or go alone: entries in use are not read again every second. If
+ * notifications stop (a connection lost, a partition), a change is seen after at most that long.
  */
 export class ReadCache {
   private readonly tables: Record<CachedTable, Map<string, Entry>> = {
@@ -48,8 +56,11 @@ export class ReadCache {
   /** A LISTEN is in place and no heartbeat went unanswered since. */
   private live = false;
   private unlisten: (() => Promise<void>) | null = null;
-  /** The heartbeat sent and not heard back yet. */
-  private beat: string | null = null;
+  /** Heartbeats sent and not heard back yet, with when each was sent. */
+  private readonly beats = new Map<string, number>();
+  /** When the newest heartbeat heard back was sent: every change committed before it was heard. */
+  private provenAt = Number.NEGATIVE_INFINITY;
+  private beating = false;
   private lastBeatAt = Number.NEGATIVE_INFINITY;
   private closed = false;
 
@@ -81,6 +92,7 @@ export class ReadCache {
         // Also called each time postgres.js re-listens after a lost connection: what was missed meanwhile is unknown.
         () => {
           this.clear();
+          this.provenAt = Number.NEGATIVE_INFINITY;
           this.live = true;
         },
       );
@@ -98,14 +110,47 @@ export class ReadCache {
     const now = this.clock();
     if (this.closed || now - this.lastBeatAt < HEARTBEAT_EVERY_MS) return;
     this.lastBeatAt = now;
-    if (this.beat !== null || !this.live) {
+    let unanswered = false;
+    for (const at of this.beats.values()) if (now - at >= HEARTBEAT_EVERY_MS) unanswered = true;
+    if (unanswered || !this.live) {
       this.live = false;
+      this.beats.clear();
+      this.provenAt = Number.NEGATIVE_INFINITY;
       this.clear();
       await this.start();
     }
+    await this.sendBeat();
+  }
+
+  /**
+   * A heartbeat for a statement about to be sent on any connection to notify on CACHE_CHANNEL (the proof
+   * of life's check carries it at no statement's cost), or null when nothing is cached (nothing to keep).
+   * Heard back, it proves every change committed before it was heard (commit order): the
+   * entries may then be served until CACHE_TTL_MS after it was sent. `beatLost` if the statement failed.
+   */
+  nextBeat(always = false): string | null {
+    if (this.closed || !this.live) return null;
+    if (!always && this.tables.endpoints.size === 0 && this.tables.tokens.size === 0) return null;
     const beat = `beat:${Math.random().toString(36).slice(2)}`;
-    this.beat = beat;
-    await this.sql`SELECT pg_notify(${CACHE_CHANNEL}, ${beat})`.catch(() => {});
+    this.beats.set(beat, this.clock());
+    return beat;
+  }
+
+  beatLost(beat: string): void {
+    this.beats.delete(beat);
+  }
+
+  /** Sends a heartbeat of its own (the check, or an entry served whose proof runs out), one at a time. */
+  private async sendBeat(): Promise<void> {
+    if (this.beating) return;
+    this.beating = true;
+    const beat = this.nextBeat(true);
+    try {
+      if (beat !== null)
+        await this.sql`SELECT pg_notify(${CACHE_CHANNEL}, ${beat})`.catch(() => this.beatLost(beat));
+    } finally {
+      this.beating = false;
+    }
   }
 
   /** The cached value, or undefined when there is none that may be served. */
@@ -113,10 +158,13 @@ export class ReadCache {
     if (!this.live) return undefined;
     const entry = this.tables[table].get(key);
     if (entry === undefined) return undefined;
-    if (this.clock() - entry.at > CACHE_TTL_MS) {
+    const now = this.clock();
+    if (now - Math.max(entry.at, this.provenAt) > CACHE_TTL_MS) {
       this.tables[table].delete(key);
       return undefined;
     }
+    // Kept alive by heartbeats (the proof of life's, else its own) while it is used, not read again.
+    if (now - this.provenAt > REBEAT_AFTER_MS && this.beats.size === 0) void this.sendBeat();
     return entry.value as T;
   }
 
@@ -187,8 +235,12 @@ export class ReadCache {
 
   private heard(payload: string): void {
     if (payload === "endpoints" || payload === "tokens") this.changed(payload);
-    else if (payload === this.beat) {
-      this.beat = null;
+    else {
+      const sentAt = this.beats.get(payload);
+      if (sentAt === undefined) return;
+      // Those sent before it are answered too: the channel works, whatever became of their statements.
+      for (const [beat, at] of this.beats) if (at <= sentAt) this.beats.delete(beat);
+      this.provenAt = Math.max(this.provenAt, sentAt);
       this.live = true;
     }
     // Another process's heartbeat: nothing to do.

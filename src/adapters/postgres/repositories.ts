@@ -31,7 +31,8 @@ export function createPostgresRepositories(
   const lockClient = renewable
     ? () => openPostgres(renewable.url, { ...renewable.options, ...lockOptions })
     : null;
-  const shards = new PostgresShards(sql, sole, lockClient);
+  // The proof of life's checks carry the cache's heartbeats: entries kept while the channel proves alive.
+  const shards = new PostgresShards(sql, sole, lockClient, cache);
   // No repository call waits on a database that answers nothing (stall-watch.ts): a publish in an outage
   // is answered 503 within about STALL_MS + PROBE_DEADLINE_MS, and so is each call of a stop.
   // Connections lost in an outage are renewed once the database answers again: postgres.js 3.4.9 can

@@ -1,6 +1,6 @@
 import type { PendingQuery, Row, Sql } from "postgres";
 import type { Liveness, ShardLease, ShardRepository } from "../../app/ports/shards.ts";
-import { lockOf, ProcessLocks } from "./process-lock.ts";
+import { type Heartbeats, lockOf, ProcessLocks } from "./process-lock.ts";
 import { ints, texts, times } from "./rows/arrays.ts";
 import { leaseFromRow, type ShardLeaseRow } from "./rows/shards.ts";
 
@@ -24,10 +24,15 @@ export class PostgresShards implements ShardRepository {
    * that cannot be reopened) the heartbeat goes with the leases, as on the memory store.
    */
   private readonly sql: Sql;
-  constructor(sql: Sql, sole = false, lockClient: (() => Sql) | null = null) {
+  constructor(
+    sql: Sql,
+    sole = false,
+    lockClient: (() => Sql) | null = null,
+    beats: Heartbeats | null = null,
+  ) {
     this.sql = sql;
     this.liveness = sole ? "sole" : lockClient ? "session" : "lease";
-    this.locks = new ProcessLocks(lockClient ?? (() => sql));
+    this.locks = new ProcessLocks(lockClient ?? (() => sql), beats);
   }
 
   /** Closes the lock's connection (the store closing). */

@@ -12,7 +12,8 @@ import { until } from "../../support/until.ts";
 // The server's read cache (ADR 18): tokens and a project's subscribed endpoints kept between publishes.
 // "Here" is one Herald process with the cache, "there" another process writing the same database. The
 // cache's clock is frozen unless a test moves it, so an entry never expires by itself: a change made
-// there can reach here only through the triggers' notifications.
+// there can reach here only through the triggers' notifications. Entries kept past CACHE_TTL_MS by
+// heartbeats: read-cache-proof.test.ts.
 
 let db: FreshPostgres;
 let sqlHere: Sql;
@@ -43,6 +44,10 @@ describeOnServer("on a PostgreSQL server", () => {
     await cache.start();
     here = createPostgresRepositories(sqlHere, undefined, cache);
   });
+
+  /** The heartbeats the cache awaits; `silence` adds one that never comes back (a channel gone silent). */
+  const beats = () => (cache as unknown as { beats: Map<string, number> }).beats;
+  const silence = () => beats().set("beat:lost", now);
 
   /** Asks `read` until `done` holds of its answer (a notification arrives in milliseconds); answers it. */
   async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
@@ -265,6 +270,8 @@ describeOnServer("on a PostgreSQL server", () => {
       const token = aToken(scope);
       await heard(() => there.tokens.insert(token));
       await tokens.findByHash(token.hash);
+      // A channel gone silent: no heartbeat comes back (nor is another sent while one is awaited).
+      silence();
       now += CACHE_TTL_MS;
       await tokens.findByHash(token.hash);
       expect(spy.reads()).toBe(1);
@@ -293,15 +300,15 @@ describeOnServer("on a PostgreSQL server", () => {
       // stops serving at once, listens again, and serves again once its own heartbeat returns.
       await here.tokens.findByHash(token.hash);
       expect(cache.get("tokens", token.hash)).toBeDefined();
-      (cache as unknown as { beat: string | null }).beat = "beat:lost";
+      silence();
       now += 3_000;
       cache.keep("tokens", token.hash, cache.mark(), token);
       const check = cache.check();
       expect(cache.get("tokens", token.hash)).toBeUndefined();
       await check;
       await eventually(
-        async () => (cache as unknown as { beat: string | null }).beat,
-        (b) => b === null,
+        async () => beats().size,
+        (n) => n === 0,
       );
       cache.keep("tokens", token.hash, cache.mark(), token);
       expect(cache.get("tokens", token.hash)).toEqual(token);
