@@ -77,16 +77,36 @@ export function brokerSenders(
         ),
       );
     },
+    /**
+     * Closes every sender, each given at most CLOSE_WITHIN_MS: it runs after the engine's drain, inside the
+     * stop's grace, and a broker that does not answer (a producer still connecting to a host that never
+     * answers) must not hold the process past it. What a sender leaves open then goes with the process.
+     */
     async close() {
       await Promise.all(
-        all.map(([kind, s]) =>
-          s
-            .close()
-            .catch((e: unknown) =>
-              deps.logger.warn("closing a broker sender failed", { kind, error: e as Error }),
-            ),
-        ),
+        all.map(async ([kind, s]) => {
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const late = new Promise<"late">((resolve) => {
+            timer = setTimeout(() => resolve("late"), CLOSE_WITHIN_MS);
+          });
+          const closed = s.close().then(
+            () => "closed" as const,
+            (e: unknown) => {
+              deps.logger.warn("closing a broker sender failed", { kind, error: e as Error });
+              return "closed" as const;
+            },
+          );
+          if ((await Promise.race([closed, late])) === "late")
+            deps.logger.warn("a broker sender did not close in time; leaving it to the process's end", {
+              kind,
+              within_ms: CLOSE_WITHIN_MS,
+            });
+          clearTimeout(timer);
+        }),
       );
     },
   };
 }
+
+/** How long a stop waits for one kind's producers and connections to close. */
+export const CLOSE_WITHIN_MS = 2_000;
