@@ -59,13 +59,3 @@ export function classifyKafkaFailure(err: unknown): SendError {
   }
   return classifyFailure(err);
 }
-
-/**
- * `message` with every occurrence of each secret replaced by `********` (ADR 27: a broker's or client's
- * error text is logged or recorded only without the credentials in it).
- */
-export function withoutSecrets(message: string, secrets: readonly string[]): string {
-  let out = message;
-  for (const s of secrets) if (s.length > 0) out = out.split(s).join("********");
-  return out;
-}

@@ -16,10 +16,10 @@ import { isBlockedAddress } from "../delivery/address-policy.ts";
 import { DeadlineQueue } from "../delivery/deadlines.ts";
 import { type Resolve, systemResolve } from "../delivery/guarded-lookup.ts";
 import { elapsed, failureOutcome } from "../delivery/outcome.ts";
-import { brokerHeaderPairs } from "./broker-headers.ts";
 import { KafkaBatcher, recordingPartitioner } from "./kafka-batch.ts";
-import { classifyKafkaFailure, withoutSecrets } from "./kafka-errors.ts";
+import { classifyKafkaFailure } from "./kafka-errors.ts";
 import { guardedSocketFactory } from "./kafka-socket.ts";
+import { brokerMessageHeaders, withoutSecrets } from "./message-headers.ts";
 
 export interface KafkaSenderOptions {
   /** Whole-attempt limit: the address check, connecting (and SASL), metadata, the produce and its acks. */
@@ -233,7 +233,7 @@ async function produce(entry: Pooled, req: BrokerDeliveryRequest): Promise<Recor
   await entry.ready;
   const headers: Record<string, Buffer> = {};
   let bytes = 0;
-  for (const [name, value] of await brokerHeaderPairs(req)) {
+  for (const [name, value] of await brokerMessageHeaders(req)) {
     headers[name] = Buffer.from(value, "utf8");
     bytes += name.length + (headers[name] as Buffer).length;
   }

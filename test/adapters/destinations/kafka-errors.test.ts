@@ -9,7 +9,8 @@ import {
 } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import { BlockedAddressError } from "../../../src/adapters/delivery/guarded-lookup.ts";
-import { classifyKafkaFailure, withoutSecrets } from "../../../src/adapters/destinations/kafka-errors.ts";
+import { classifyKafkaFailure } from "../../../src/adapters/destinations/kafka-errors.ts";
+import { withoutSecrets } from "../../../src/adapters/destinations/message-headers.ts";
 
 // Which code a kafkajs failure becomes, built the way kafkajs builds them: a broker's error code through
 // kafkajs's own table (createErrorFromCode), wrapped as its retrier wraps the last failure. The real
