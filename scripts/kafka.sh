@@ -105,8 +105,19 @@ EOF
   local cluster
   cluster=$(node -e 'console.log(require("crypto").randomBytes(16).toString("base64url"))')
   java_cmd
-  "${JAVA[@]}" kafka.tools.StorageTool format -t "$cluster" -c "$STATE/server.properties" >"$STATE/format.log" 2>&1 ||
-    die "could not format Kafka's storage (see $STATE/format.log)"
+  # Formatting is one short JVM run; on a machine short of memory or threads it can fail before it starts
+  # (seen once in CI, with five other brokers' JVMs running), so it is tried three times, afresh, and the
+  # last try's words are printed, since a caller may remove the state directory.
+  local tries=0
+  until "${JAVA[@]}" kafka.tools.StorageTool format -t "$cluster" -c "$STATE/server.properties" >"$STATE/format.log" 2>&1; do
+    tries=$((tries + 1))
+    if [ "$tries" -ge 3 ]; then
+      tail -n 20 "$STATE/format.log" >&2
+      die "could not format Kafka's storage (see $STATE/format.log)"
+    fi
+    rm -rf "$STATE/data" && mkdir -p "$STATE/data"
+    sleep 2
+  done
   launch
 }
 
