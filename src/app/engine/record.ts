@@ -4,13 +4,11 @@ import type { Logger } from "../logger.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
 import type { Repositories, StoreFailure } from "../ports/store.ts";
 import type { Clock } from "../ports/system.ts";
+import { AcknowledgedPairs } from "./acknowledged.ts";
 import { recordDelay } from "./record-delay.ts";
 import { type Entry, type RecordingBacklog, stalling, writeSplitting } from "./record-write.ts";
 
 export type { RecordingBacklog } from "./record-write.ts";
-
-/** How many acknowledged pairs the recorder remembers: far more than can be in flight at once. */
-const ACKNOWLEDGED_KEPT = 10_000;
 
 export interface RecorderOptions {
   /** Results are written together once this many are waiting, or after a wait (record-delay.ts); never more at once. */
@@ -88,11 +86,9 @@ export function recorder(
   let wasAccepting = true;
   const failures: Record<string, number> = {};
   const handedBack: Record<string, number> = {};
-  /** Pairs acknowledged through this recorder, oldest first; only manual successes enter, so it stays small. */
-  const acknowledged = new Set<string>();
-  const pairKey = (eventId: string, webhookId: string) => `${eventId}/${webhookId}`;
+  const acknowledged = new AcknowledgedPairs();
   const withoutFollowUp = (r: AttemptResult): AttemptResult =>
-    r.next && acknowledged.has(pairKey(r.next.eventId, r.next.webhookId))
+    r.next && acknowledged.has(r.next.eventId, r.next.webhookId)
       ? { ...r, next: null, nextAttemptAt: null, acknowledgedInFlight: true }
       : r;
   const now = () => clock.now().getTime();
@@ -253,19 +249,12 @@ export function recorder(
     ) {
       wait.arrived(performance.now());
       if (result.acknowledges) {
-        acknowledged.add(pairKey(result.acknowledges.eventId, result.acknowledges.webhookId));
-        if (acknowledged.size > ACKNOWLEDGED_KEPT) {
-          for (const oldest of acknowledged) {
-            acknowledged.delete(oldest);
-            break;
-          }
-        }
+        acknowledged.add(result.acknowledges.eventId, result.acknowledges.webhookId);
         for (const e of waiting) e.result = withoutFollowUp(e.result);
       }
       const given = effects?.exhausted;
       // A pair a manual success acknowledged meanwhile was delivered after all: nothing was given up.
-      const notice =
-        given && !acknowledged.has(pairKey(String(given.data.event_id), given.endpointId)) ? given : null;
+      const notice = given && !acknowledged.has(String(given.data.event_id), given.endpointId) ? given : null;
       waiting.push({ result: withoutFollowUp(result), notice, since: now(), failures: 0 });
       if (effects?.streak === "end") {
         streakStarted.delete(effects.endpointId);
