@@ -45,6 +45,11 @@ export interface ProcessLivenessDeps {
    * to be counted lost at once, before sends start again under a new proof.
    */
   lost(): void;
+  /**
+   * A proof held after the last one had run out (a slow or failed proof): sends may start again. What
+   * the engine let go meanwhile is read again only if it is told (nothing else would wake it).
+   */
+  regained?(): void;
   monotonic?: () => number;
 }
 
@@ -85,8 +90,10 @@ export function processLiveness(deps: ProcessLivenessDeps, timing: LivenessTimin
     }
     if (failing) deps.logger.info("this process's proof of life holds again");
     failing = false;
+    const lapsed = lastOk > Number.NEGATIVE_INFINITY && monotonic() >= validUntil;
     lastOk = started;
     validUntil = started + timing.validMs;
+    if (lapsed && monotonic() < validUntil) deps.regained?.();
   }
 
   function run(): Promise<void> {

@@ -72,6 +72,11 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
         losses++;
         version++;
       },
+      // Shards still held may be claimed from again: what was let go while the proof ran out is read.
+      regained() {
+        version++;
+        if (!stopped && held.size > 0) deps.gained();
+      },
     },
     timing,
   );
@@ -87,11 +92,17 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
       mine.length > 0 ? shards.renew(processId, mine, expiresAt, now) : Promise.resolve([]),
     ]);
     const kept = new Set(renewed);
+    let regained = false;
     for (const m of mine) {
       const h = held.get(m.shard);
       if (h?.generation !== m.generation) continue;
-      if (kept.has(m.shard)) h.validUntil = started + options.claimWindowMs;
-      else {
+      if (kept.has(m.shard)) {
+        // The claim window had run out and is open again: the shard's work, let go meanwhile, is read again.
+        const t = monotonic();
+        const lapsed = h.validUntil <= t;
+        h.validUntil = started + options.claimWindowMs;
+        regained ||= lapsed && h.validUntil > t;
+      } else {
         // Expired before this renewal (a pause outlived it): another process may be taking it over, so
         // nothing more is claimed from it under this generation. The next round takes it again if nobody did.
         held.delete(m.shard);
@@ -100,6 +111,7 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
       }
       version++;
     }
+    if (regained && !stopped) deps.gained();
   }
 
   /** Renewal runs on its own timer, so a slow round (a big acquire) never delays it. */

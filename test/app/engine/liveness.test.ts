@@ -13,7 +13,15 @@ afterEach(() => {
 
 /** A store of the kind given whose proofs the test answers; time moves only when the test moves it. */
 function proving(kind: Liveness, timing = livenessTiming(kind)) {
-  const state = { holds: [] as boolean[], beats: [] as Date[], lost: 0, time: 0, fail: false, calls: 0 };
+  const state = {
+    holds: [] as boolean[],
+    beats: [] as Date[],
+    lost: 0,
+    regained: 0,
+    time: 0,
+    fail: false,
+    calls: 0,
+  };
   const clock = manualClock();
   const life = processLiveness(
     {
@@ -34,6 +42,7 @@ function proving(kind: Liveness, timing = livenessTiming(kind)) {
       logger: silentLogger,
       processId: "p",
       lost: () => state.lost++,
+      regained: () => state.regained++,
       monotonic: () => state.time,
     },
     // Proofs every 5 ms of real time where the kind has any.
@@ -74,6 +83,31 @@ describe("this process's proof of life", () => {
     await until(() => state.calls > calls + 2);
     expect(life.valid()).toBe(false);
     expect(state.lost).toBe(0);
+  });
+
+  it("a proof that holds again after its validity ran out says so (sends may start: the engine reads again); one in time does not", async () => {
+    const timing = livenessTiming("heartbeat");
+    const { life, state } = proving("heartbeat", timing);
+    await life.start();
+    const lostAtStart = state.lost;
+    // Proofs in time: valid throughout, nothing to tell.
+    let calls = state.calls;
+    await until(() => state.calls > calls + 2);
+    expect(state.regained).toBe(0);
+    // A slow or failing store: validity runs out, yet not long enough for the heartbeat to expire.
+    state.fail = true;
+    state.time += timing.validMs;
+    calls = state.calls;
+    await until(() => state.calls > calls + 1);
+    expect(life.valid()).toBe(false);
+    expect(state.regained).toBe(0);
+    state.fail = false;
+    await until(() => life.valid());
+    expect(state.regained).toBe(1);
+    expect(state.lost).toBe(lostAtStart);
+    calls = state.calls;
+    await until(() => state.calls > calls + 2);
+    expect(state.regained).toBe(1);
   });
 
   it("heartbeat: beats with a short expiry; a beat that comes too late to have kept it alive counts every shard lost", async () => {

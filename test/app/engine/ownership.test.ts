@@ -21,7 +21,7 @@ afterEach(async () => {
 function owning() {
   const shards = new MemoryShards();
   const clock = manualClock();
-  const time = { monotonic: 0 };
+  const time = { monotonic: 0, gained: 0 };
   const ownership = shardOwnership(
     {
       shards,
@@ -30,7 +30,7 @@ function owning() {
       metrics: countingMetrics().metrics,
       processId: "a",
       drain: async () => {},
-      gained: () => {},
+      gained: () => time.gained++,
       monotonic: () => time.monotonic,
     },
     { leaseMs: 60_000, claimWindowMs: 45_000, renewEveryMs: 10, tickMs: 3_600_000, drainMs: 100 },
@@ -80,6 +80,32 @@ describe("shard ownership", () => {
     await new Promise((r) => setTimeout(r, 50));
     time.monotonic = renewedFrom + 44_000;
     expect(ownership.mayClaim(5)).toBe(true);
+    expect(ownership.owned).toBe(SHARD_COUNT);
+  });
+
+  it("a renewal that lands after the claim window ran out (a slow store, the leases not expired) makes the shards claimable again and says so", async () => {
+    const { shards, clock, time, ownership } = owning();
+    ownership.start();
+    await ownership.ready();
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const renew = shards.renew.bind(shards);
+    shards.renew = async (...args) => {
+      await gate;
+      return renew(...args);
+    };
+    // A renewal already on its way before the move may land without the gate: wait for the one held back.
+    await new Promise((r) => setTimeout(r, 50));
+    const gainedBefore = time.gained;
+    clock.advance(46_000);
+    time.monotonic += 46_000;
+    expect(ownership.mayClaim(5)).toBe(false);
+    open();
+    await until(() => ownership.mayClaim(5));
+    // Work let go while the window was out is in the database: the engine is told to read it.
+    expect(time.gained).toBe(gainedBefore + 1);
     expect(ownership.owned).toBe(SHARD_COUNT);
   });
 });
