@@ -87,7 +87,16 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     },
   );
   const prepare = preparer({ repos, cipher: deps.cipher, clock });
-  const postponed = postponer({ deliveries: repos.deliveries, clock, logger, done: release });
+  const postponed = postponer({
+    deliveries: repos.deliveries,
+    clock,
+    logger,
+    done: release,
+    recheck: () => {
+      demand.all();
+      loop.now();
+    },
+  });
   const ownership = shardOwnership(
     {
       ...deps,
@@ -220,7 +229,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     if (prepared.finished.length > 0) wakeSoon();
     if (prepared.waiting.length > 0) {
       for (const d of prepared.waiting) inFlight.remove(d.webhookId);
-      void postponed.postpone(prepared.waiting.map((d) => d.id));
+      void postponed.postpone(prepared.waiting);
     }
     // The endpoint was read fresh: one that became FIFO is sent only through its head from now on.
     const ready = prepared.ready.filter((p) => {
@@ -269,6 +278,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       await loop.stop();
       // What is queued, or waits for its endpoint's rate limit, stays pending for the next owner.
       release(queue.drop(() => true).map((d) => d.id));
+      postponed.stop();
       pace.stop();
       fifo.stop();
       await inFlight.none(deadline - Date.now());
