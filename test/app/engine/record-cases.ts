@@ -73,6 +73,36 @@ async function statuses(t: Harness, webhookId: string) {
   return out;
 }
 
+/** Where the engine and the endpoint's deliveries stand: a failure's message. */
+async function standing(t: Harness, webhookId: string) {
+  const all = await allOf(t, webhookId);
+  const now = t.clock.now().getTime();
+  return JSON.stringify({
+    sent: t.sender.requests.length,
+    inFlight: t.dispatcher.inFlight,
+    recording: t.dispatcher.recording(),
+    // Each pending delivery: its attempt, and how far its schedule is from the clock (ms).
+    pending: all
+      .filter((d) => d.status === "pending")
+      .map((d) => [d.id, d.attempt, d.scheduledAt.getTime() - now]),
+  });
+}
+
+/** Waits until `n` of the endpoint's deliveries succeeded; a failure says where the engine stands. */
+async function untilSucceeded(t: Harness, webhookId: string, n: number, what: string) {
+  let last: Record<string, number> = {};
+  let where = "";
+  await until(
+    async () => {
+      last = await statuses(t, webhookId);
+      if (last.succeeded === n) return true;
+      where = await standing(t, webhookId);
+      return false;
+    },
+    () => `${what}: ${JSON.stringify(last)} ${where}`,
+  );
+}
+
 /** Registers the cases for one store; `makeRepos` gives each case its repositories on a fresh database. */
 export function recordingCases(makeRepos: () => Promise<Repositories>): void {
   afterEach(async () => {
@@ -100,7 +130,7 @@ export function recordingCases(makeRepos: () => Promise<Repositories>): void {
     open();
     await h.drain();
     // drain() can answer between a hand-over and its claim on a slower store: wait for the outcome itself.
-    await until(async () => (await statuses(h!, endpoint.id)).succeeded === 60, "all 60 recorded");
+    await untilSucceeded(h, endpoint.id, 60, "all 60 recorded");
     expect(await statuses(h, endpoint.id)).toEqual({ succeeded: 60 });
     expect(h.sender.requests).toHaveLength(60);
     expect(seen.written).toHaveLength(60);
@@ -133,7 +163,10 @@ export function recordingCases(makeRepos: () => Promise<Repositories>): void {
     await until(() => h!.dispatcher.recording().handedBack.refused === 1, "the poisoned result handed back");
     const poisonedEvent = h.sender.requests[4]!.eventId;
     const poisoned = (await allOf(h, endpoint.id)).find((d) => d.eventId === poisonedEvent)!.id;
-    expect(await statuses(h, endpoint.id)).toEqual({ succeeded: 29, pending: 1 });
+    expect(await statuses(h, endpoint.id), await standing(h, endpoint.id)).toEqual({
+      succeeded: 29,
+      pending: 1,
+    });
     expect(new Set(seen.written).size).toBe(29);
     expect(seen.written).not.toContain(poisoned);
     const report = lines.find((l) => l.level === "error" && l.fields.delivery_id === poisoned);
@@ -183,7 +216,7 @@ export function recordingCases(makeRepos: () => Promise<Repositories>): void {
     expect(behind.stalledMs).not.toBeNull();
 
     down = false;
-    await until(async () => (await statuses(h!, endpoint.id)).succeeded === 38, "38 recorded after recovery");
+    await untilSucceeded(h, endpoint.id, 38, "38 recorded after recovery");
     await h.drain();
     expect(await statuses(h, endpoint.id)).toEqual({ succeeded: 38, failed: 2, pending: 2 });
     expect(h.sender.requests).toHaveLength(40);
@@ -193,7 +226,7 @@ export function recordingCases(makeRepos: () => Promise<Repositories>): void {
     // The retries are due 5 s later (random() is 0.5: no jitter), and are sent and recorded then.
     h.clock.advance(5_000);
     await h.drain();
-    await until(async () => (await statuses(h!, endpoint.id)).succeeded === 40, "both retries recorded");
+    await untilSucceeded(h, endpoint.id, 40, "both retries recorded");
     expect(h.sender.requests).toHaveLength(42);
     expect(h.dispatcher.recording()).toMatchObject({ waiting: 0, stalledMs: null, handedBack: {} });
   });
@@ -217,16 +250,12 @@ export function recordingCases(makeRepos: () => Promise<Repositories>): void {
     // Nothing waits any more: new work is taken, sent and recorded.
     for (let i = 0; i < 5; i++)
       await h.events.publish(SCOPE, { type: "message.delivered", data: sampleMessage() });
-    let last = {};
-    await until(
-      async () => {
-        last = await statuses(h!, endpoint.id);
-        return (last as { succeeded?: number }).succeeded === 5;
-      },
-      () =>
-        `5 new events recorded: ${JSON.stringify([last, h!.sender.requests.length, h!.dispatcher.recording()])}`,
-    );
+    await untilSucceeded(h, endpoint.id, 5, "5 new events recorded");
     expect(await statuses(h, endpoint.id)).toEqual({ succeeded: 5, pending: 1 });
+    // The store can show the last write before its answer reaches the recorder: the backlog empties then.
+    await until(() => h!.dispatcher.recording().waiting === 0, "the backlog empty");
     expect(h.dispatcher.recording()).toMatchObject({ waiting: 0, stalledMs: null });
+    // The handed-back delivery waits its minute: six sends, none of them again.
+    expect(h.sender.requests).toHaveLength(6);
   });
 }
