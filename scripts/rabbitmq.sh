@@ -16,6 +16,10 @@
 # The state directory is the second argument (for ctl: RABBITMQ_STATE), default
 # $TMPDIR/herald-rabbitmq-<uid>. RABBITMQ_PORT picks the AMQP port (a test that stops and restarts the
 # broker keeps it). `guest` may connect because RabbitMQ lets it in from loopback only.
+# RABBITMQ_TLS_CERT and RABBITMQ_TLS_KEY (PEM files: the server certificate, its chain after it, and
+# its key) at start add an amqps listener on loopback with them (copied into the state directory, so
+# resume keeps it); start then also prints `export RABBITMQ_TLS_URL=amqps://...`. Clients are not asked
+# for certificates.
 set -uo pipefail
 
 RMQ_BIN=/usr/lib/rabbitmq/bin
@@ -33,7 +37,11 @@ die() { say "$*"; exit 1; }
 . "$(dirname "$0")/lib-brokers.sh"
 # The vhost is spelled out: by the AMQP URI spec a bare trailing `/` names the empty vhost (RabbitMQ's
 # Java client refuses it), while amqplib reads it as `/`.
-exports() { echo "export RABBITMQ_URL=amqp://guest:guest@127.0.0.1:$(cat "$STATE/port")/%2f"; }
+exports() {
+  echo "export RABBITMQ_URL=amqp://guest:guest@127.0.0.1:$(cat "$STATE/port")/%2f"
+  [ -f "$STATE/tls_port" ] && echo "export RABBITMQ_TLS_URL=amqps://guest:guest@127.0.0.1:$(cat "$STATE/tls_port")/%2f"
+  return 0
+}
 
 install() {
   [ -x "$RMQ_BIN/rabbitmq-server" ] && return 0
@@ -99,7 +107,25 @@ log.file.level = warning
 log.console = false
 disk_free_limit.absolute = 50MB
 EOF
+  tls_listener || return 1
   launch
+}
+
+# With RABBITMQ_TLS_CERT and RABBITMQ_TLS_KEY, an amqps listener on loopback presenting that certificate.
+tls_listener() {
+  [ -n "${RABBITMQ_TLS_CERT:-}" ] || [ -n "${RABBITMQ_TLS_KEY:-}" ] || return 0
+  [ -r "${RABBITMQ_TLS_CERT:-}" ] && [ -r "${RABBITMQ_TLS_KEY:-}" ] ||
+    die "RABBITMQ_TLS_CERT and RABBITMQ_TLS_KEY must both name readable PEM files"
+  mkdir -p "$STATE/tls" && cp "$RABBITMQ_TLS_CERT" "$STATE/tls/cert.pem" && cp "$RABBITMQ_TLS_KEY" "$STATE/tls/key.pem" ||
+    die "cannot copy the certificate into $STATE/tls"
+  free_port >"$STATE/tls_port"
+  cat >>"$STATE/rabbitmq.conf" <<EOF
+listeners.ssl.1 = 127.0.0.1:$(cat "$STATE/tls_port")
+ssl_options.certfile = $STATE/tls/cert.pem
+ssl_options.keyfile = $STATE/tls/key.pem
+ssl_options.verify = verify_none
+ssl_options.fail_if_no_peer_cert = false
+EOF
 }
 
 # Starts the node on the state directory's configuration and data and waits until it is ready.
@@ -136,7 +162,9 @@ case "$COMMAND" in
     running || { [ -f "$STATE/ports" ] || die "nothing to resume in $STATE"; launch || die "RabbitMQ did not resume"; }
     exports ;;
   status)
-    if running; then echo "running on 127.0.0.1:$(cat "$STATE/port")"; else echo "not running"; exit 1; fi ;;
+    if running; then
+      echo "running on 127.0.0.1:$(cat "$STATE/port")$([ -f "$STATE/tls_port" ] && echo " (amqps: $(cat "$STATE/tls_port"))")"
+    else echo "not running"; exit 1; fi ;;
   bin) install && echo "$RMQ_BIN/rabbitmqctl" ;;
   ctl) shift && ctl "$@" ;;
   client)

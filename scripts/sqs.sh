@@ -2,7 +2,9 @@
 # An Amazon SQS-compatible server for Herald's broker destinations: ElasticMQ (its Maven Central
 # artifacts, on the machine's Java 17+), in memory, on loopback only. It speaks SQS's JSON and query
 # protocols, standard and FIFO queues, message attributes and SendMessage's MD5s; it does not check
-# signatures, so the dummy credentials below are only there for clients that insist on signing.
+# signatures, so the dummy credentials below are only there for clients that insist on signing. They
+# have AWS's form (an access key id of 20 capitals and digits, as AWS issues them), so Herald accepts them
+# as an SQS endpoint's credentials.
 #
 #   eval "$(scripts/sqs.sh start)"   # starts it; prints SQS_ENDPOINT, SQS_REGION and AWS_* exports for eval
 #   scripts/sqs.sh status            # running or not, and where
@@ -27,8 +29,8 @@ JARS="$HERALD_CACHE/elasticmq-$ELASTICMQ_VERSION"
 exports() {
   echo "export SQS_ENDPOINT=http://127.0.0.1:$(cat "$STATE/port")"
   echo "export SQS_REGION=$REGION"
-  echo "export AWS_ACCESS_KEY_ID=herald-test"
-  echo "export AWS_SECRET_ACCESS_KEY=herald-test-secret"
+  echo "export AWS_ACCESS_KEY_ID=AKIAHERALDTESTQUEUE7"
+  echo "export AWS_SECRET_ACCESS_KEY=herald/Test+Secret/not-a-real-key"
 }
 
 fetch() { maven_fetch "$JARS" "org.elasticmq:elasticmq-server_2.13:$ELASTICMQ_VERSION"; }

@@ -13,7 +13,8 @@ export type BrokerKind = Exclude<DestinationKind, "https">;
 export interface BrokerSenders {
   /**
    * Sends through the sender of the destination's kind. Never throws: a kind without a sender, or a
-   * sender that throws, is a failed attempt (`connection_error`) with a log line.
+   * sender that throws, is a failed attempt (`connection_error`) with a log line; every other failed
+   * attempt gets one too ("broker delivery attempt failed": kind, endpoint, event, error code).
    */
   send(request: BrokerDeliveryRequest): Promise<SendOutcome>;
   /** Closes what any sender pools for the endpoint (changed, disabled, deleted); best effort, never throws. */
@@ -51,7 +52,18 @@ export function brokerSenders(
         return failed(startedAt);
       }
       try {
-        return await sender.send(request);
+        const outcome = await sender.send(request);
+        // A broker's refusal (auth_error, destination_not_found, ...) is a setting its owner must fix: said
+        // where operators look, as codes only. Never the broker's text or the request: they may hold credentials.
+        if (!outcome.ok)
+          deps.logger.warn("broker delivery attempt failed", {
+            kind,
+            webhook_id: request.endpointId,
+            event_id: request.eventId,
+            error: outcome.error,
+            duration_ms: outcome.durationMs,
+          });
+        return outcome;
       } catch (e) {
         // The error is logged without the credentials it might quote; never the request, which holds them.
         const error = new Error(withoutCredentials(String((e as Error)?.message ?? e), request.destination));

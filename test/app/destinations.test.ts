@@ -60,6 +60,42 @@ describe("the broker sender registry", () => {
     ]);
   });
 
+  it("logs each failed attempt with its kind, endpoint, event and error code, never a credential", async () => {
+    const lines: string[] = [];
+    const refusing: BrokerSender = {
+      ...sender("rabbitmq", []),
+      // A broker's refusal text may quote what it was given; the registry must not pass it on.
+      send: async () => ({
+        ok: false,
+        responseStatus: null,
+        responseBody: "ACCESS_REFUSED - login with password amqp-S3cret-unit refused",
+        error: "auth_error",
+        durationMs: 7,
+        retryAfterMs: null,
+      }),
+    };
+    const reg = brokerSenders(
+      { rabbitmq: refusing, kafka: sender("kafka", []) },
+      { logger: createJsonLogger("info", (l) => lines.push(l)), clock },
+    );
+    const failed = { ...request("rabbitmq"), eventId: "ev1" } as BrokerDeliveryRequest;
+    (failed.destination as { password: string }).password = "amqp-S3cret-unit";
+    const outcome = await reg.send(failed);
+    expect([outcome.ok, outcome.error]).toEqual([false, "auth_error"]);
+    expect((await reg.send(request("kafka"))).ok).toBe(true);
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: "warn",
+      msg: "broker delivery attempt failed",
+      kind: "rabbitmq",
+      webhook_id: "e1",
+      event_id: "ev1",
+      error: "auth_error",
+      duration_ms: 7,
+    });
+    expect(lines[0]).not.toContain("S3cret");
+  });
+
   it("gives a sender that never finishes closing CLOSE_WITHIN_MS, then goes on, saying so", async () => {
     const calls: string[] = [];
     const lines: string[] = [];

@@ -63,6 +63,8 @@ export async function startBroker(
   given: string,
   names: string[],
   own = false,
+  /** Given to the script's start only (e.g. RABBITMQ_TLS_CERT): settings the server keeps in its state. */
+  startEnv: Record<string, string> = {},
 ): Promise<BrokerServer> {
   if (process.env[given] && !own) {
     const env: Record<string, string> = {};
@@ -74,7 +76,7 @@ export async function startBroker(
   const state = mkdtempSync(join(tmpdir(), `herald-${script.replace(".sh", "")}-`));
   let stdout: string;
   try {
-    stdout = await runScript(script, ["start", state]);
+    stdout = await runScript(script, ["start", state], startEnv);
   } catch (e) {
     await runScript(script, ["stop", state]).catch(() => {});
     rmSync(state, { recursive: true, force: true });

@@ -11,8 +11,8 @@ const NAMES = ["SQS_ENDPOINT", "SQS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_AC
 export async function startSqs(own = false): Promise<BrokerServer> {
   const server = await startBroker("sqs.sh", "SQS_ENDPOINT", NAMES, own);
   server.env.SQS_REGION ||= "us-east-1";
-  server.env.AWS_ACCESS_KEY_ID ||= "herald-test";
-  server.env.AWS_SECRET_ACCESS_KEY ||= "herald-test-secret";
+  server.env.AWS_ACCESS_KEY_ID ||= "AKIAHERALDTESTQUEUE7";
+  server.env.AWS_SECRET_ACCESS_KEY ||= "herald/Test+Secret/not-a-real-key";
   return server;
 }
 

@@ -67,6 +67,8 @@ const AUTH = new Set([
   "AccessDenied",
   "AccessDeniedException",
   "UnrecognizedClientException",
+  // AWS's JSON-protocol services name a wrong secret so (400), where the query protocol said SignatureDoesNotMatch.
+  "InvalidSignatureException",
   "IncompleteSignature",
   "MissingAuthenticationToken",
   "ExpiredToken",

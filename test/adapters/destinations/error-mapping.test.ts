@@ -110,6 +110,8 @@ describe("sqsFailure", () => {
     [403, "com.amazon.coral.service#InvalidClientTokenId", "auth_error"],
     [403, "SignatureDoesNotMatch", "auth_error"],
     [403, "com.amazon.coral.service#AccessDeniedException", "auth_error"],
+    [400, "com.amazon.coral.service#UnrecognizedClientException", "auth_error"],
+    [400, "com.amazon.coral.service#InvalidSignatureException", "auth_error"],
     [400, "com.amazonaws.sqs#InvalidAttributeValue", "broker_rejected"],
     [400, "com.amazonaws.sqs#ThrottlingException", "connection_error"],
     [500, "com.amazonaws.sqs#InternalError", "connection_error"],
