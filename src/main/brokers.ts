@@ -6,6 +6,8 @@ import type { Config } from "../app/config.ts";
 import type { BrokerKind } from "../app/destinations.ts";
 import type { Logger } from "../app/logger.ts";
 import type { BrokerDeliveryRequest, BrokerSender } from "../app/ports/sending.ts";
+import type { HmacSha256 } from "../domain/hmac.ts";
+import type { Ed25519Sign } from "../domain/standard-webhooks-ed25519.ts";
 
 /**
  * One sender per kind this build can deliver to. A kind left out has none: a send to it fails as
@@ -17,19 +19,42 @@ export function makeBrokerSenders(config: Config, logger: Logger): Partial<Recor
   const common = { timeoutMs: config.deliveryTimeoutMs, allowPrivateNetworks: config.allowPrivateNetworks };
   return {
     kafka: lazySender(async () =>
-      (await import("../adapters/destinations/kafka.ts")).createKafkaSender({ ...common, logger }),
+      (await import("../adapters/destinations/kafka.ts")).createKafkaSender({
+        ...common,
+        ...(await signers()),
+        logger,
+      }),
     ),
     rabbitmq: lazySender(async () =>
-      (await import("../adapters/destinations/rabbitmq.ts")).createRabbitmqSender(common),
+      (await import("../adapters/destinations/rabbitmq.ts")).createRabbitmqSender({
+        ...common,
+        ...(await signers()),
+      }),
     ),
     // SQS is HTTPS: HERALD_DELIVERY_PROXY applies to it as to an HTTPS endpoint (ADR 27).
     sqs: lazySender(async () =>
       (await import("../adapters/destinations/sqs.ts")).createSqsSender({
         ...common,
+        ...(await signers()),
         proxy: proxyRoute(config),
       }),
     ),
   };
+}
+
+/**
+ * The signers the broker senders use, chosen as the HTTPS sender's are: on Node node:crypto's, which
+ * answer at once (Web Crypto's asynchronous HMAC job was a tenth of a Kafka delivery's CPU time); on
+ * Bun and Deno none given, so the senders keep the domain's Web Crypto ones, as their fetch sender does.
+ */
+export async function signers(): Promise<{ hmac?: HmacSha256; ed25519?: Ed25519Sign }> {
+  const g = globalThis as { Bun?: unknown; Deno?: unknown };
+  if (g.Bun !== undefined || g.Deno !== undefined) return {};
+  const [{ nodeHmac }, { nodeEd25519 }] = await Promise.all([
+    import("../adapters/delivery/node-hmac.ts"),
+    import("../adapters/delivery/node-ed25519.ts"),
+  ]);
+  return { hmac: nodeHmac, ed25519: nodeEd25519 };
 }
 
 /** A sender made by `load` at its first send; release and close before that have nothing to do. */

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { nodeEd25519 } from "../../src/adapters/delivery/node-ed25519.ts";
+import { nodeHmac } from "../../src/adapters/delivery/node-hmac.ts";
 import { parseConfig } from "../../src/app/config.ts";
 import type { BrokerDeliveryRequest, BrokerSender } from "../../src/app/ports/sending.ts";
-import { lazySender, makeBrokerSenders } from "../../src/main/brokers.ts";
+import { lazySender, makeBrokerSenders, signers } from "../../src/main/brokers.ts";
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} } as never;
 
@@ -74,5 +76,9 @@ describe("makeBrokerSenders", () => {
   it("has a sender for every broker kind Herald delivers to", () => {
     const senders = makeBrokerSenders(parseConfig({ HERALD_STORE: "memory" }), silent);
     expect(Object.keys(senders).sort()).toEqual(["kafka", "rabbitmq", "sqs"]);
+  });
+
+  it("signs with node:crypto on Node, as the HTTPS sender does (Bun and Deno: test/destinations/kafka-sender-runtimes.test.ts)", async () => {
+    expect(await signers()).toEqual({ hmac: nodeHmac, ed25519: nodeEd25519 });
   });
 });

@@ -2,7 +2,10 @@
 // kafkajs producer keeps one request in flight per broker, so sending each delivery as its own request
 // caps an endpoint at one round trip per delivery. Deliveries that arrive while a request is in flight
 // wait for it and go together in the next one, each still settled by the broker's answer for its own
-// record: nothing is held back when nothing is in flight, so a lone delivery costs what it did.
+// record. When nothing is in flight a request starts at the end of the event loop's current turn, not at
+// the first record: the engine starts the deliveries its freed slots allow in one turn, and sending the
+// first alone made the rest wait a round trip for it (2.1 to 3.8 records a request where 10 could meet).
+import { setImmediate } from "node:timers";
 import type { Message, Partitioners, RecordMetadata } from "kafkajs";
 
 /** What a stored record's place is: its partition and offset (the offset as text: it is an int64). */
@@ -43,7 +46,7 @@ export type TooLarge = (err: unknown) => boolean;
 
 /**
  * Queues records for one producer and sends them in requests of up to BATCH_RECORDS / BATCH_BYTES, one
- * request at a time. A request that fails fails each of its records with the same error, except a
+ * request at a time, the first of a run once the turn that queued its first record is over. A request that fails fails each of its records with the same error, except a
  * failure over size with more than one record: then each is sent again alone, so one record's size never
  * fails another.
  */
@@ -64,12 +67,15 @@ export class KafkaBatcher {
   add(message: Message, bytes: number): Promise<KafkaReceipt> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ message, bytes, resolve, reject });
-      if (!this.#running) void this.#run();
+      if (!this.#running) {
+        // Running from now: what else arrives before the turn ends joins this first request.
+        this.#running = true;
+        setImmediate(() => void this.#run());
+      }
     });
   }
 
   async #run(): Promise<void> {
-    this.#running = true;
     try {
       while (this.#queue.length > 0) await this.#send(this.#take());
     } finally {

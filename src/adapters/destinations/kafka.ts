@@ -12,6 +12,8 @@ import type { BrokerDeliveryRequest, BrokerSender } from "../../app/ports/sendin
 import type { Clock } from "../../app/ports/system.ts";
 import type { SendOutcome } from "../../domain/delivery.ts";
 import type { KafkaDestination } from "../../domain/destination.ts";
+import type { HmacSha256 } from "../../domain/hmac.ts";
+import type { Ed25519Sign } from "../../domain/standard-webhooks-ed25519.ts";
 import { isBlockedAddress } from "../delivery/address-policy.ts";
 import { DeadlineQueue } from "../delivery/deadlines.ts";
 import { type Resolve, systemResolve } from "../delivery/guarded-lookup.ts";
@@ -36,6 +38,9 @@ export interface KafkaSenderOptions {
   clock?: Clock;
   /** A producer unused this long is closed (ADR 27: 5 minutes). */
   idleMs?: number;
+  /** Signers; the domain's Web Crypto ones (every runtime) unless given (Node's node:crypto ones are faster). */
+  hmac?: HmacSha256;
+  ed25519?: Ed25519Sign;
 }
 
 /** One pooled producer: an endpoint's, made for one version of its configuration. */
@@ -168,7 +173,7 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
     const pooled = pool.get(req.endpointId) === entry;
     entry.sending += 1;
     entry.lastUsed = clock.now().getTime();
-    const work = produce(entry, req);
+    const work = produce(entry, req, options);
     // Heard even when the deadline wins: a late rejection is not an unhandled one.
     work.catch(() => {});
     let timedOut = false;
@@ -229,11 +234,15 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
   };
 }
 
-async function produce(entry: Pooled, req: BrokerDeliveryRequest): Promise<Record<string, string | number>> {
+async function produce(
+  entry: Pooled,
+  req: BrokerDeliveryRequest,
+  sign: Pick<KafkaSenderOptions, "hmac" | "ed25519">,
+): Promise<Record<string, string | number>> {
   await entry.ready;
   const headers: Record<string, Buffer> = {};
   let bytes = 0;
-  for (const [name, value] of await brokerMessageHeaders(req)) {
+  for (const [name, value] of await brokerMessageHeaders(req, sign.hmac, sign.ed25519)) {
     headers[name] = Buffer.from(value, "utf8");
     bytes += name.length + (headers[name] as Buffer).length;
   }

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { nodeEd25519 } from "../../../src/adapters/delivery/node-ed25519.ts";
+import { nodeHmac } from "../../../src/adapters/delivery/node-hmac.ts";
 import { deliveryHeaders } from "../../../src/adapters/delivery/outcome.ts";
 import { brokerMessageHeaders } from "../../../src/adapters/destinations/message-headers.ts";
 import type { BrokerDeliveryRequest, DeliveryRequest } from "../../../src/app/ports/sending.ts";
+import { newEd25519Secret } from "../../../src/domain/standard-webhooks-ed25519.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8MVDX+wqmh8=";
 const base: DeliveryRequest = {
@@ -39,5 +42,19 @@ describe("brokerMessageHeaders", () => {
     } as unknown as BrokerDeliveryRequest);
     expect(pairs.map(([n]) => n)).toEqual(["webhook-id", "webhook-timestamp", "webhook-signature"]);
     expect(pairs[2]?.[1]).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+  });
+
+  it("gives the same headers signed by node:crypto (what the broker senders use on Node) as by Web Crypto", async () => {
+    const ed = newEd25519Secret(new Uint8Array(32).map((_, i) => i + 1));
+    for (const [scheme, secrets] of [
+      ["herald-v1", [SECRET]],
+      ["standard-webhooks", [SECRET, "whsec_b3RoZXIgc2VjcmV0IG9mIDMyIGJ5dGVzIGxvbmcgISE="]],
+      ["standard-webhooks-ed25519", [ed]],
+    ] as const) {
+      const req = { ...base, scheme, secrets: [...secrets] } as unknown as BrokerDeliveryRequest;
+      const fast = await brokerMessageHeaders(req, nodeHmac, nodeEd25519);
+      expect(fast).toEqual(await brokerMessageHeaders(req));
+      expect(fast[2]?.[1]).toMatch(scheme === "herald-v1" ? /^v1=[0-9a-f]{64}$/ : /^v1a?,/);
+    }
   });
 });
