@@ -8,7 +8,7 @@ import { accessLog } from "./middleware/access-log.ts";
 import { bearerAuth } from "./middleware/auth.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { openApiDocument } from "./openapi.ts";
-import { internalProblem, problemFromError, respondProblem } from "./problem.ts";
+import { internalProblem, logUnavailable, problemFromError, respondProblem } from "./problem.ts";
 import { PUBLISH_RATE_LIMIT_POLICY_NAME, RATE_LIMIT_POLICY_NAME, rateLimit } from "./rate-limit.ts";
 import * as getDelivery from "./routes/deliveries/get.ts";
 import * as listDeliveries from "./routes/deliveries/list.ts";
@@ -142,7 +142,7 @@ export function createHttpApp(deps: HttpDeps): HttpApp {
   app.onError((error, c) => {
     const known = problemFromError(error);
     if (known) {
-      if (known.code === "unavailable") c.var.logger.warn("database unavailable", { error });
+      if (known.code === "unavailable") logUnavailable(c.var.logger, error, known);
       return respondProblem(c, known);
     }
     const id = c.get("requestId") ?? "unknown";

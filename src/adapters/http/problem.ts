@@ -164,6 +164,19 @@ export function problemFromError(error: unknown): Problem | null {
   return null;
 }
 
+/**
+ * The log line of a 503: "database unavailable" when the store could not be reached, otherwise the
+ * route's own reason (readiness behind, a stream refused while stopping), which is no database's fault.
+ */
+export function logUnavailable(
+  logger: { warn(msg: string, fields?: Record<string, unknown>): void },
+  error: unknown,
+  problem: Problem,
+): void {
+  if (isStoreUnavailable(error)) logger.warn("database unavailable", { error });
+  else logger.warn("service unavailable", { detail: problem.detail });
+}
+
 /** The answer for an unexpected error: generic, with the request id to quote to an operator. */
 export function internalProblem(requestId: string): Problem {
   return {

@@ -41,6 +41,12 @@ describe("readiness and metrics for recording delivery results", () => {
     expect((await behind.json()).detail).toBe(
       "Recording delivery results is behind: 12 results wait, the oldest for 45 s (the last write failed: unreachable).",
     );
+    // Logged with its reason, not as the database's fault (the database may answer perfectly well).
+    const lines = h.logLines.map((l) => JSON.parse(l) as { msg: string; detail?: string });
+    expect(lines.map((l) => l.msg)).not.toContain("database unavailable");
+    expect(lines.find((l) => l.msg === "service unavailable")?.detail).toMatch(
+      /^Recording delivery results is behind/,
+    );
     now = backlog();
     expect((await h.fetch(new Request(`${h.baseUrl}/readyz`))).status).toBe(200);
   });

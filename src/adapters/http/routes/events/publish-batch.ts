@@ -7,6 +7,7 @@ import { AUTHENTICATED_ERRORS, BEARER_AUTH, BODY_ERRORS, errorResponses } from "
 import { jsonBody } from "../../middleware/json-body.ts";
 import {
   internalProblem,
+  logUnavailable,
   type ProblemBody,
   problemFromError,
   problemResponse,
@@ -48,7 +49,7 @@ async function failure(c: Context<AppEnv>, error: unknown): Promise<Result> {
     c.var.logger.error("unhandled error", { error, stack: error instanceof Error ? error.stack : undefined });
     problem = internalProblem(requestId);
   } else if (problem.code === "unavailable") {
-    c.var.logger.warn("database unavailable", { error });
+    logUnavailable(c.var.logger, error, problem);
   }
   const response = problemResponse(problem, requestId);
   return { status: response.status, problem: (await response.json()) as ProblemBody };
