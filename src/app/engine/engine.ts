@@ -264,6 +264,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     wake(accepted?: AcceptedWork) {
       if (!accepted) return wakeSoon(true);
       prepare.remember(accepted.event);
+      // Held back while their event was on its way: the hand-over takes them now, with it.
+      held.release(postponed.eventStored(accepted.deliveries.map((d) => d.id)));
       handed.accept(accepted);
       loop.soon(true);
     },

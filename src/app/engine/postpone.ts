@@ -13,8 +13,9 @@ const REMEMBERED = 10_000;
  * Deliveries whose event is not stored yet (ADR 2: a publish stores its deliveries, then its event).
  * Almost always the publish is on its way and stores the event a moment later: such a delivery is held
  * here (not claimed again, not handed over) for EVENT_SOON_MS, then let go and read again, with no
- * write. Found so more often, its publish most likely died between its two writes: it is moved
- * EVENT_RECHECK_MS on in the store (one write per batch) and let go; the due read finds it again then.
+ * write; a publish of this process takes it at once when it ends (`eventStored`). Found so more often,
+ * its publish most likely died between its two writes: it is moved EVENT_RECHECK_MS on in the store
+ * (one write per batch) and let go; the due read finds it again then.
  * Owns those waits and the count of them (the engine is not idle while one is on its way).
  */
 export function postponer(deps: {
@@ -28,7 +29,8 @@ export function postponer(deps: {
 }) {
   let pending = 0;
   const found = new Map<string, number>();
-  const timers = new Map<ReturnType<typeof setTimeout>, readonly string[]>();
+  /** The waits in memory: each timer with the ids it still holds. */
+  const timers = new Map<ReturnType<typeof setTimeout>, Set<string>>();
 
   function writeLater(ids: readonly string[]): Promise<void> {
     pending++;
@@ -45,13 +47,14 @@ export function postponer(deps: {
 
   function holdFor(ms: number, ids: readonly string[]) {
     pending++;
+    const held = new Set(ids);
     const timer = setTimeout(() => {
       timers.delete(timer);
       deps.recheck();
       pending--;
-      deps.done(ids);
+      deps.done([...held]);
     }, ms);
-    timers.set(timer, ids);
+    timers.set(timer, held);
   }
 
   return {
@@ -73,16 +76,32 @@ export function postponer(deps: {
       for (const [ms, ids] of byWait) holdFor(ms, ids);
       return later.length > 0 ? writeLater(later) : Promise.resolve();
     },
+    /**
+     * These deliveries' event is stored now (their publish, in this process, has ended): what waits here
+     * of them stops waiting and is answered, still held, for the publish's hand-over to take at once.
+     */
+    eventStored(ids: readonly string[]): string[] {
+      const gone: string[] = [];
+      for (const [timer, held] of timers) {
+        for (const id of ids) if (held.delete(id)) gone.push(id);
+        if (held.size === 0) {
+          clearTimeout(timer);
+          timers.delete(timer);
+          pending--;
+        }
+      }
+      return gone;
+    },
     /** Waits and writes on their way. */
     get pending(): number {
       return pending;
     },
     /** The engine stops: what is held here is let go at once (it stays pending in the store). */
     stop(): void {
-      for (const [timer, ids] of timers) {
+      for (const [timer, held] of timers) {
         clearTimeout(timer);
         pending--;
-        deps.done(ids);
+        deps.done([...held]);
       }
       timers.clear();
     },

@@ -60,6 +60,19 @@ describe("deliveries whose event is not stored yet", () => {
     expect(log.at(-1)).toBe("done d1 pending=0");
   });
 
+  it("what waits in memory is answered, still held, once its publish here has stored the event; the rest waits on", async () => {
+    const { p, log } = postponing();
+    await p.postpone([{ id: "d1" }, { id: "d2" }]);
+    expect(p.eventStored(["d1", "other"])).toEqual(["d1"]);
+    // Not let go by the postponer (the hand-over holds it now), and d2's wait goes on.
+    expect(p.pending).toBe(1);
+    expect(p.eventStored(["d2"])).toEqual(["d2"]);
+    expect(p.pending).toBe(0);
+    await new Promise((r) => setTimeout(r, EVENT_SOON_MS[0] + 50));
+    expect(log).toEqual([]);
+    expect(p.eventStored(["d1"])).toEqual([]);
+  });
+
   it("a stop lets go at once of what is held, with no recheck", async () => {
     const { p, log } = postponing();
     await p.postpone([{ id: "d1" }]);
