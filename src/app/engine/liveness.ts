@@ -19,10 +19,12 @@ export interface LivenessTiming {
 }
 
 /**
- * A check is skipped when another proof began less than this fraction of `everyMs` ago: the proofs are
- * then at most (1 + this) × `everyMs` apart, within `validMs`.
+ * Where another read proves this process alive too (the ownership round on PostgreSQL, `proven`), the
+ * check's timer ticks twice per `everyMs` and a check runs when the last proof from elsewhere is at least
+ * this fraction of `everyMs` old, or else every second tick: with a round a second the two take turns
+ * (a check between two rounds), and proofs stay at most `everyMs` × (this + ½) apart, within `validMs`.
  */
-const SKIP_WITHIN = 0.8;
+const CHECK_AFTER = 0.9;
 
 /** Pauses and clock skew up to this cannot make a suspected process and its taker both start sends. */
 const SAFETY_MS = 1_000;
@@ -68,6 +70,7 @@ export function processLiveness(deps: ProcessLivenessDeps, timing: LivenessTimin
   let lastOk = Number.NEGATIVE_INFINITY;
   /** When the last check of its own began (monotonic). */
   let lastCheck = Number.NEGATIVE_INFINITY;
+  let ticksSinceCheck = 0;
   let timer: ReturnType<typeof setInterval> | null = null;
   let proving: Promise<void> | null = null;
   let stopped = false;
@@ -76,6 +79,7 @@ export function processLiveness(deps: ProcessLivenessDeps, timing: LivenessTimin
   async function prove(): Promise<void> {
     const started = monotonic();
     lastCheck = started;
+    ticksSinceCheck = 0;
     let unbroken: boolean;
     if (kind === "session") unbroken = await deps.shards.hold(deps.processId);
     else {
@@ -120,12 +124,20 @@ export function processLiveness(deps: ProcessLivenessDeps, timing: LivenessTimin
     start(): Promise<void> {
       stopped = false;
       if (timing.everyMs === 0) return Promise.resolve();
-      timer = setInterval(() => {
-        // A proof from elsewhere (the ownership round's read, `proven`) since the last check stands in
-        // for this one while it is recent: one statement a second less per process on PostgreSQL.
-        if (lastOk > lastCheck && monotonic() - lastOk < timing.everyMs * SKIP_WITHIN) return;
-        void run();
-      }, timing.everyMs);
+      const shared = kind === "session";
+      const due = () => {
+        if (!shared) return true;
+        ticksSinceCheck++;
+        // A proof from the round since the last check stands in for a check while it is recent.
+        if (lastOk > lastCheck) return monotonic() - lastOk >= timing.everyMs * CHECK_AFTER;
+        return ticksSinceCheck >= 2;
+      };
+      timer = setInterval(
+        () => {
+          if (due()) void run();
+        },
+        shared ? timing.everyMs / 2 : timing.everyMs,
+      );
       (timer as { unref?: () => void }).unref?.();
       return run();
     },

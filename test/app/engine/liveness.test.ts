@@ -75,19 +75,19 @@ describe("this process's proof of life", () => {
     life.proven(1_000);
     state.time = 2_400;
     expect(life.valid()).toBe(true);
-    // No check while the round's proof is recent (80% of everyMs: 4 ms of the test's 5): the clock stands
-    // still, so it stays recent.
-    state.time = 1_003;
+    // No check while the round's proof is recent (90% of everyMs: 4.5 ms of the test's 5): the clock
+    // stands still, so it stays recent.
+    state.time = 1_004;
     const calls = state.calls;
     await new Promise((r) => setTimeout(r, 60));
     expect(state.calls).toBe(calls);
     // Once it is older, the checks run again; a proof older than the last one changes nothing.
-    state.time = 1_004;
+    state.time = 1_005;
     await until(() => state.calls > calls);
     life.proven(500);
-    state.time = 1_004 + 1_499;
+    state.time = 1_005 + 1_499;
     expect(life.valid()).toBe(true);
-    state.time = 1_004 + 1_500;
+    state.time = 1_005 + 1_500;
     expect(life.valid()).toBe(false);
   });
 
