@@ -66,6 +66,20 @@ export class ProcessLocks {
     return false;
   }
 
+  /** The key of the process's lock while this client holds it (as far as it knows), as text; else null. */
+  heldKey(processId: string): string | null {
+    return this.held.get(processId)?.key ?? null;
+  }
+
+  /** A read cache heartbeat for another statement to carry (see Heartbeats), or null. */
+  nextBeat(): string | null {
+    return this.beats?.nextBeat() ?? null;
+  }
+
+  beatLost(beat: string): void {
+    this.beats?.beatLost(beat);
+  }
+
   /** The key of the process's lock as last taken (held or not), as text; null before the first take. */
   keyOf(processId: string): string | null {
     return this.held.get(processId)?.key ?? this.lastKey.get(processId) ?? null;

@@ -1,6 +1,7 @@
 import type { PendingQuery, Row, Sql } from "postgres";
 import type { Liveness, ShardLease, ShardRepository } from "../../app/ports/shards.ts";
 import { type Heartbeats, lockOf, ProcessLocks } from "./process-lock.ts";
+import { CACHE_CHANNEL } from "./read-cache.ts";
 import { ints, texts, times } from "./rows/arrays.ts";
 import { leaseFromRow, type ShardLeaseRow } from "./rows/shards.ts";
 
@@ -130,22 +131,45 @@ export class PostgresShards implements ShardRepository {
     return rows.map((r) => r.id);
   }
 
-  /** One statement: the heads' rows, then a row per live process (only `live_id` set). */
-  async round(now: Date): Promise<{ heads: ShardLease[]; live: string[] }> {
-    const rows = await this.sql<(ShardLeaseRow & { live_id: string | null })[]>`
+  /**
+   * One statement: the heads' rows, then a row per live process (only `live_id` set), then with
+   * `processId` one row whose `mine` says whether its lock is held (the proof of life's check in the
+   * same read; it carries the read cache's heartbeat as the check does).
+   */
+  async round(
+    now: Date,
+    processId?: string,
+  ): Promise<{ heads: ShardLease[]; live: string[]; proven?: boolean }> {
+    const sql = this.sql;
+    const key = processId === undefined ? null : this.locks.heldKey(processId);
+    const beat = key === null ? null : this.locks.nextBeat();
+    const mine =
+      key === null
+        ? sql``
+        : sql`UNION ALL SELECT NULL, NULL, NULL, NULL, NULL,
+            EXISTS (SELECT 1 FROM pg_locks l WHERE ${lockOf(sql, sql`${key}::bigint`)}),
+            ${beat === null ? sql`NULL` : sql`pg_notify(${CACHE_CHANNEL}, ${beat})::text`}`;
+    const rows = await sql<(ShardLeaseRow & { live_id: string | null; mine: boolean | null })[]>`
       SELECT * FROM (
-        SELECT DISTINCT ON (shard) shard, generation, owner, expires_at, NULL::text AS live_id FROM shard_leases
-        ORDER BY shard, generation DESC
+        SELECT DISTINCT ON (shard) shard, generation, owner, expires_at, NULL::text AS live_id,
+          NULL::boolean AS mine, NULL::text AS beat
+        FROM shard_leases ORDER BY shard, generation DESC
       ) h
       UNION ALL
-      SELECT NULL, NULL, NULL, NULL, p.id FROM processes p WHERE ${this.alive(now)}`;
+      SELECT NULL, NULL, NULL, NULL, p.id, NULL, NULL FROM processes p WHERE ${this.alive(now)}
+      ${mine}`.catch((e) => {
+      if (beat !== null) this.locks.beatLost(beat);
+      throw e;
+    });
     const heads: ShardLease[] = [];
     const live: string[] = [];
+    let proven: boolean | undefined;
     for (const r of rows) {
-      if (r.live_id === null) heads.push(leaseFromRow(r));
+      if (r.mine !== null) proven = r.mine;
+      else if (r.live_id === null) heads.push(leaseFromRow(r));
       else live.push(r.live_id);
     }
-    return { heads, live };
+    return { heads, live, proven };
   }
 
   /** A process counted live at `now`: its heartbeat runs ("session": and its proof of life is held). */

@@ -1,4 +1,4 @@
-import { shardOf } from "../../domain/shards.ts";
+import { SHARD_COUNT, shardOf } from "../../domain/shards.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
 import type { AcceptedWork } from "../ports/sending.ts";
 import { attempter } from "./attempt.ts";
@@ -83,6 +83,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       size: options.flushSize ?? 200,
       delayMs: options.flushDelayMs ?? 5,
       batchMs: options.flushBatchMs ?? Math.max(100, options.flushDelayMs ?? 5),
+      share: () => ownership.owned / SHARD_COUNT,
       retryMs: 1_000,
     },
   );

@@ -18,6 +18,14 @@ export interface LivenessTiming {
   takeoverWaitMs: number;
 }
 
+/**
+ * Where another read proves this process alive too (the ownership round on PostgreSQL, `proven`), the
+ * check's timer ticks twice per `everyMs` and a check runs when the last proof from elsewhere is at least
+ * this fraction of `everyMs` old, or else every second tick: with a round a second the two take turns
+ * (a check between two rounds), and proofs stay at most `everyMs` × (this + ½) apart, within `validMs`.
+ */
+const CHECK_AFTER = 0.9;
+
 /** Pauses and clock skew up to this cannot make a suspected process and its taker both start sends. */
 const SAFETY_MS = 1_000;
 
@@ -65,6 +73,9 @@ export function processLiveness(deps: ProcessLivenessDeps, timing: LivenessTimin
   let validUntil = timing.everyMs === 0 ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
   /** When the last proof that held began (monotonic). */
   let lastOk = Number.NEGATIVE_INFINITY;
+  /** When the last check of its own began (monotonic). */
+  let lastCheck = Number.NEGATIVE_INFINITY;
+  let ticksSinceCheck = 0;
   let timer: ReturnType<typeof setInterval> | null = null;
   let proving: Promise<void> | null = null;
   let stopped = false;
@@ -72,6 +83,8 @@ export function processLiveness(deps: ProcessLivenessDeps, timing: LivenessTimin
 
   async function prove(): Promise<void> {
     const started = monotonic();
+    lastCheck = started;
+    ticksSinceCheck = 0;
     let unbroken: boolean;
     if (kind === "session") unbroken = await deps.shards.hold(deps.processId);
     else {
@@ -91,8 +104,9 @@ export function processLiveness(deps: ProcessLivenessDeps, timing: LivenessTimin
     if (failing) deps.logger.info("this process's proof of life holds again");
     failing = false;
     const lapsed = lastOk > Number.NEGATIVE_INFINITY && monotonic() >= validUntil;
-    lastOk = started;
-    validUntil = started + timing.validMs;
+    // A round's proof (`proven`) may have begun later, while this check was on its way.
+    lastOk = unbroken ? Math.max(lastOk, started) : started;
+    validUntil = unbroken ? Math.max(validUntil, started + timing.validMs) : started + timing.validMs;
     if (lapsed && monotonic() < validUntil) deps.regained?.();
   }
 
@@ -117,9 +131,34 @@ export function processLiveness(deps: ProcessLivenessDeps, timing: LivenessTimin
     start(): Promise<void> {
       stopped = false;
       if (timing.everyMs === 0) return Promise.resolve();
-      timer = setInterval(() => void run(), timing.everyMs);
+      const shared = kind === "session";
+      const due = () => {
+        if (!shared) return true;
+        ticksSinceCheck++;
+        // A proof from the round since the last check stands in for a check while it is recent.
+        if (lastOk > lastCheck) return monotonic() - lastOk >= timing.everyMs * CHECK_AFTER;
+        return ticksSinceCheck >= 2;
+      };
+      timer = setInterval(
+        () => {
+          if (due()) void run();
+        },
+        shared ? timing.everyMs / 2 : timing.everyMs,
+      );
       (timer as { unref?: () => void }).unref?.();
       return run();
+    },
+    /**
+     * ("session") Another read that began at `started` (monotonic) saw this process's proof of life
+     * held by the session that took it: as good as a check that answered unbroken. Ignored before the
+     * first check has held (a take must be the check's: it tells a break).
+     */
+    proven(started: number): void {
+      if (stopped || lastOk === Number.NEGATIVE_INFINITY || started <= lastOk) return;
+      const lapsed = monotonic() >= validUntil;
+      lastOk = started;
+      validUntil = Math.max(validUntil, started + timing.validMs);
+      if (lapsed && monotonic() < validUntil) deps.regained?.();
     },
     /** Whether this process may start sends now, as far as its proof of life goes. */
     valid(): boolean {

@@ -149,7 +149,9 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
     const now = clock.now();
     const sole = shards.liveness === "sole";
     // The embedded database's pid lock proves this process the only one: every other owner has died.
-    const both = sole || !shards.round ? null : await shards.round(now);
+    const began = monotonic();
+    const both = sole || !shards.round ? null : await shards.round(now, processId);
+    if (both?.proven) life.proven(began); // the read saw this process's proof of life held
     const [heads, live] = both
       ? [both.heads, both.live]
       : await Promise.all([shards.heads(), sole ? [] : shards.live(now)]);

@@ -16,6 +16,8 @@ export interface RecorderOptions {
   delayMs: number;
   batchMs?: number;
   batchRows?: number;
+  /** The share of the shards this process owns (0–1): a small share's results wait longer (record-delay.ts). */
+  share?: () => number;
   /** After a failed write, how long before what it held is tried again. */
   retryMs: number;
   /** A result that failed on its own this many times is handed back (default 3). */

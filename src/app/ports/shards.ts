@@ -35,8 +35,11 @@ export interface ShardRepository {
   /**
    * `heads()` and `live(now)` in one read, where the store can (each process makes this read every
    * ownership round, whatever its load: with ten processes, one statement less a round counts).
+   * ("session") With `processId`, `proven` says whether that process's proof of life was held as the read
+   * began, by the session that took it (each take draws a new key): a proof as good as `hold` answering
+   * true, so the round stands in for a check (liveness.ts).
    */
-  round?(now: Date): Promise<{ heads: ShardLease[]; live: string[] }>;
+  round?(now: Date, processId?: string): Promise<{ heads: ShardLease[]; live: string[]; proven?: boolean }>;
   /**
    * Inserts each lease; one insert per (shard, generation) can succeed, whoever tries, on every
    * backend. Answers the shards won; older generations of those shards are forgotten.

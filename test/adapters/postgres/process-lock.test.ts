@@ -57,6 +57,32 @@ describe.skipIf(!inject("postgresUrl"))("a process's proof of life on PostgreSQL
     await b.repositories.shards.leave("p1");
   });
 
+  it("the ownership round tells whether this process's proof is held, by the session that took it", async () => {
+    const shards = a.repositories.shards;
+    const now = new Date();
+    // Before the first take there is nothing to prove: the check must take it (and tell the break).
+    expect((await shards.round!(now, "p2")).proven).toBeUndefined();
+    expect(await shards.hold("p2")).toBe(false);
+    await shards.beat("p2", far);
+    expect(await shards.round!(now, "p2")).toMatchObject({ live: ["p2"], proven: true });
+    expect((await shards.round!(now)).proven).toBeUndefined();
+    // The session ends: the round no longer proves it, and the next check takes the proof again.
+    const [lock] = await b.sql<{ pid: number }[]>`
+      SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
+        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+    await b.sql`SELECT pg_terminate_backend(${lock!.pid})`;
+    await until(async () => (await shards.round!(new Date(), "p2")).proven === false);
+    let again: boolean | null = null;
+    await until(async () => {
+      again = await shards.hold("p2").catch(() => null);
+      return again !== null;
+    });
+    expect(again).toBe(false);
+    expect((await shards.round!(new Date(), "p2")).proven).toBe(true);
+    await shards.leave("p2");
+    expect((await shards.round!(new Date(), "p2")).proven).toBeUndefined();
+  });
+
   it("a process of an earlier version (no lock of its own) is counted live by its heartbeat alone", async () => {
     // Written as a version before ADR 25 writes it: no `locked`.
     await a.sql`INSERT INTO processes (id, expires_at) VALUES ('old', ${far})`;

@@ -74,6 +74,32 @@ describe("this process's proof of life", () => {
     await until(() => state.lost === 2);
   });
 
+  it("session: a proof from the ownership round keeps it valid and stands in for the next check", async () => {
+    const { life, state } = proving("session");
+    // Before the first check has held, a round's proof counts for nothing: the check must take the lock.
+    life.proven(0);
+    expect(life.valid()).toBe(false);
+    await life.start();
+    state.time = 1_000;
+    life.proven(1_000);
+    state.time = 2_400;
+    expect(life.valid()).toBe(true);
+    // No check while the round's proof is recent (90% of everyMs: 4.5 ms of the test's 5): the clock
+    // stands still, so it stays recent.
+    state.time = 1_004;
+    const calls = state.calls;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(state.calls).toBe(calls);
+    // Once it is older, the checks run again; a proof older than the last one changes nothing.
+    state.time = 1_005;
+    await until(() => state.calls > calls);
+    life.proven(500);
+    state.time = 1_005 + 1_499;
+    expect(life.valid()).toBe(true);
+    state.time = 1_005 + 1_500;
+    expect(life.valid()).toBe(false);
+  });
+
   it("a proof that fails starts no sends once its validity ran out, and loses nothing by itself", async () => {
     const { life, state } = proving("session");
     await life.start();

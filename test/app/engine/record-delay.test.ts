@@ -27,3 +27,28 @@ describe("the record delay", () => {
     expect(arriving(0)).toBe(5);
   });
 });
+
+describe("the record delay of a process owning a share of the shards", () => {
+  const stretched = (share: number, gapMs: number) => {
+    const d = recordDelay({ ...options, share: () => share });
+    for (let i = 0; i < 50; i++) d.arrived(i * gapMs);
+    return d.delayMs();
+  };
+
+  it("waits up to batchMs divided by its share, for the same batch at its share of the rate", () => {
+    // One of ten processes gets results a tenth as often: 25 ms apart instead of 2.5.
+    expect(stretched(0.1, 25)).toBeCloseTo(500, 0);
+    expect(stretched(1 / 3, 10)).toBeCloseTo(200, 0);
+    expect(stretched(1 / 3, 20)).toBeCloseTo(300, 0);
+  });
+
+  it("never stretches the cap more than tenfold, nor waits longer than one process would for a full share", () => {
+    expect(stretched(0, 40)).toBe(800);
+    expect(stretched(0.01, 50)).toBe(1000);
+    expect(stretched(1, 10)).toBe(100);
+  });
+
+  it("waits the short delay when even the stretched cap would gather fewer than four", () => {
+    expect(stretched(0.1, 300)).toBe(5);
+  });
+});
