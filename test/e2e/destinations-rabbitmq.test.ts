@@ -9,6 +9,7 @@ import {
   destinationSystem,
   expectCredentialsHidden,
   expectNothingLost,
+  expectOutageSurvived,
   OUTAGE_ENV,
 } from "../support/destination-system.ts";
 import { collapsed, eventOf, verifyConsumed } from "../support/destinations-e2e.ts";
@@ -91,20 +92,7 @@ describe.skipIf(missing)(`RabbitMQ destinations, whole system${title}`, () => {
 
   it("loses nothing across a node killed and started again, and keeps each resource's order", async () => {
     const { client, published } = system;
-    await rabbit.halt("kill");
-    await system.publish(DURING);
-    await waitUntil(
-      async () => (await allDeliveries(client, endpoint.id, "failed")).length >= 2,
-      () => "two failed attempts while the node is down",
-    );
-    await rabbit.resume();
-    const total = BEFORE + DURING;
-    await waitUntil(
-      () => consumed().size === total,
-      () => `${consumed().size} of ${total} consumed`,
-    );
-    expect([...consumed()].sort()).toEqual(system.ids());
-    for (const r of tail.records) await verifyConsumed(r, endpoint);
+    await expectOutageSurvived(system, rabbit, endpoint, tail, DURING, "node");
     // One queue: the consumed order is the order the node stored them in.
     for (const resource of RESOURCES) {
       const mine = published.filter((p) => p.resource === resource).map((p) => p.id);

@@ -8,6 +8,7 @@ import {
   destinationSystem,
   expectCredentialsHidden,
   expectNothingLost,
+  expectOutageSurvived,
   OUTAGE_ENV,
 } from "../support/destination-system.ts";
 import { collapsed, eventOf, verifyConsumed } from "../support/destinations-e2e.ts";
@@ -97,20 +98,7 @@ describe.skipIf(missing)(`SQS destinations, whole system${title}`, () => {
 
   it("loses nothing across a server killed and started again, and keeps each resource's order", async () => {
     const { client, published } = system;
-    await sqs.halt("kill");
-    await system.publish(DURING);
-    await waitUntil(
-      async () => (await allDeliveries(client, endpoint.id, "failed")).length >= 2,
-      () => "two failed attempts while the server is down",
-    );
-    await sqs.resume();
-    const total = BEFORE + DURING;
-    await waitUntil(
-      () => consumed().size === total,
-      () => `${consumed().size} of ${total} consumed`,
-    );
-    expect([...consumed()].sort()).toEqual(system.ids());
-    for (const r of tail.records) await verifyConsumed(r, endpoint);
+    await expectOutageSurvived(system, sqs, endpoint, tail, DURING, "server");
     for (const resource of RESOURCES) {
       const group = tail.records.filter((r) => r.key === resource).map(eventOf);
       expect(collapsed(group)).toEqual(published.filter((p) => p.resource === resource).map((p) => p.id));

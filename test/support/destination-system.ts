@@ -5,15 +5,23 @@ import {
   unwrap,
   type WebhookWithSecret,
 } from "../../clients/typescript/client.ts";
-import { type DeliveryWorld, deliveryWorld } from "../e2e/delivery-support.ts";
-import { BROKERS_REQUIRED } from "./broker-server.ts";
-import { everyAnswer, expectNoCredential, publishAbout } from "./destinations-e2e.ts";
+import { allDeliveries, type DeliveryWorld, deliveryWorld, waitUntil } from "../e2e/delivery-support.ts";
+import { BROKERS_REQUIRED, type BrokerServer } from "./broker-server.ts";
+import type { Consumed } from "./consumed.ts";
+import {
+  eventOf,
+  everyAnswer,
+  expectNoCredential,
+  publishAbout,
+  verifyConsumed,
+} from "./destinations-e2e.ts";
 import type { HeraldProcess, Runtime } from "./herald-process.ts";
 
 // The set-up the whole-system destination files (test/e2e/destinations-*.test.ts) share: the guard that
 // skips without the broker (fails under CI), one Herald process on a database of the file's own, events
 // published about a rotation of resources, endpoints made through the API, and the checks every file
-// makes: nothing lost across failed attempts, and no credential in any answer or log line.
+// makes: the broker killed and started again with nothing lost across the failed attempts, and no
+// credential in any answer or log line.
 
 /** Throws under CI when the broker cannot be had (`missing` says why); answers the describe's title. */
 export function brokerTitle(what: string, missing: string | null): string {
@@ -81,6 +89,39 @@ export async function destinationSystem(
     },
     close: () => world.close(),
   };
+}
+
+/**
+ * The outage every file runs: `server` is killed, `during` more events are published (accepted while it
+ * is down), two attempts of `endpoint` fail, the broker is started again; then every event published so
+ * far, and nothing else, must be read by `tail`, and every record verifies. `name` is what the waits'
+ * messages call the broker ("node", "server"). The order of each resource's events is the caller's to
+ * check: it differs by broker (one queue's order, or grouping by key).
+ */
+export async function expectOutageSurvived(
+  system: DestinationSystem,
+  server: BrokerServer,
+  endpoint: WebhookWithSecret,
+  tail: { readonly records: readonly Consumed[] },
+  during: number,
+  name: string,
+): Promise<void> {
+  const consumed = () => new Set(tail.records.map(eventOf));
+  await server.halt("kill");
+  await system.publish(during);
+  // The broker is down: attempts fail and are retried (a FIFO endpoint holds the later events back).
+  await waitUntil(
+    async () => (await allDeliveries(system.client, endpoint.id, "failed")).length >= 2,
+    () => `two failed attempts while the ${name} is down`,
+  );
+  await server.resume();
+  const total = system.published.length;
+  await waitUntil(
+    () => consumed().size === total,
+    () => `${consumed().size} of ${total} consumed`,
+  );
+  expect([...consumed()].sort()).toEqual(system.ids());
+  for (const r of tail.records) await verifyConsumed(r, endpoint);
 }
 
 /**
