@@ -42,7 +42,7 @@ function heldFirstSend() {
 }
 
 describe("erasure and the delivery engine", () => {
-  it("the follow-up of an attempt that was in flight during the erasure is cancelled, not sent from the event cache", async () => {
+  it("an attempt that was in flight during the erasure leaves no follow-up, and nothing more is sent", async () => {
     const held = heldFirstSend();
     const t = await setup({ sender: held.sender });
     const { endpoint } = await t.endpoints.create(SCOPE, {
@@ -58,21 +58,15 @@ describe("erasure and the delivery engine", () => {
     expect(erasure).toMatchObject({ eventsErased: 1, deliveriesErased: 1, deliveriesCancelled: 1 });
     held.release();
     await t.dispatcher.idle();
-    // The failure's follow-up was inserted after the erasure, with no mark: the engine must not send it.
-    let history = await t.history(endpoint.id);
-    expect(history.map((d) => [d.attempt, d.status, d.responseBody])).toEqual([
-      [1, "cancelled", null],
-      [2, "pending", null],
-    ]);
+    // The failure is not written over the erasure's cancel, and neither is its follow-up (before, one was,
+    // and the engine had to read the event again to cancel it rather than send it from its cache).
+    const history = await t.history(endpoint.id);
+    expect(history.map((d) => [d.attempt, d.status, d.responseBody])).toEqual([[1, "cancelled", null]]);
+    expect(history[0]!.erasedAt).toEqual(erasure.createdAt);
     t.clock.advance(5_000);
     await t.drain();
     expect(t.sender.requests).toHaveLength(1);
-    history = await t.history(endpoint.id);
-    expect(history.map((d) => [d.attempt, d.status])).toEqual([
-      [1, "cancelled"],
-      [2, "cancelled"],
-    ]);
-    expect(history[0]!.erasedAt).toEqual(erasure.createdAt);
+    expect((await t.history(endpoint.id)).map((d) => [d.attempt, d.status])).toEqual([[1, "cancelled"]]);
   });
 
   it("a pending retry of an erased event is cancelled by the erasure and never sent", async () => {

@@ -183,7 +183,13 @@ export class MemoryDeliveries implements DeliveryRepository {
   }
 
   async record(results: readonly AttemptResult[]): Promise<void> {
-    await this.insertMany(results.flatMap((r) => (r.next ? [r.next] : [])));
+    // A follow-up only for a result that is written: one for a record another owner finished meanwhile
+    // (this process lost the shard while its send was on its way) would send the event again.
+    const applies = (r: AttemptResult) => {
+      const d = this.rows.get(r.id);
+      return d !== undefined && (d.status === "pending" || superseded(d));
+    };
+    await this.insertMany(results.flatMap((r) => (r.next && applies(r) ? [r.next] : [])));
     for (const r of results) {
       const d = this.rows.get(r.id);
       if (!d || !(d.status === "pending" || superseded(d))) continue;

@@ -91,7 +91,10 @@ async function writeResults(
     }
   }
   // Ordered: an update that matches nothing is no error, so the order costs nothing here.
-  await col.bulkWrite(ops, { ordered: true });
+  const written = await col.bulkWrite(ops, { ordered: true });
+  // Each result matches at most one of its updates: fewer matched means some record was finished by
+  // another owner meanwhile (this process lost the shard while its send was on its way).
+  if (written.matchedCount < results.length) await withdrawFollowUps(col, results);
   // Then, for each pair a result acknowledges, its pending automatic attempts are cancelled: equality
   // statements on the pair (its index), after the results' update so this batch's own records are no
   // longer pending. A crash before this write leaves them pending: sent again, at least once.
@@ -103,6 +106,37 @@ async function writeResults(
         filter: { event_id: a.eventId, webhook_id: a.webhookId, status: "pending", trigger: "automatic" },
         update: { $set: { status: "cancelled", error: "superseded", next_attempt_at: null } },
       },
+    })),
+    { ordered: false },
+  );
+}
+
+/**
+ * The follow-ups inserted above for results whose record another owner finished meanwhile: left pending,
+ * they would send the event again. A follow-up is due a retry's delay after its result was decided, so it
+ * is withdrawn before anyone sends it. One with the id the record's own outcome made (that owner's result
+ * failed too: the id derives from the record's) is that owner's and stays; so does anything not pending.
+ */
+async function withdrawFollowUps(col: Collection<DeliveryDoc>, results: readonly AttemptResult[]) {
+  const withNext = results.filter((r) => r.next);
+  if (withNext.length === 0) return;
+  const records = await col
+    .find({ _id: { $in: withNext.map((r) => r.id) } })
+    .project<Pick<DeliveryDoc, "_id" | "status" | "next_attempt_at">>({
+      _id: 1,
+      status: 1,
+      next_attempt_at: 1,
+    })
+    .toArray();
+  // Written by this result, or finished by the other owner with a follow-up (the same id): it stays.
+  const finishedWithout = new Set(
+    records.filter((d) => d.status !== "pending" && d.next_attempt_at == null).map((d) => d._id),
+  );
+  const stale = withNext.filter((r) => finishedWithout.has(r.id));
+  if (stale.length === 0) return;
+  await col.bulkWrite(
+    stale.map((r) => ({
+      deleteMany: { filter: { _id: r.next!.id, status: "pending", attempt: r.next!.attempt } },
     })),
     { ordered: false },
   );

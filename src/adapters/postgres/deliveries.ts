@@ -160,9 +160,10 @@ export class PostgresDeliveries implements DeliveryRepository {
   }
 
   /**
-   * One statement for the whole batch: the follow-ups' insert (an existing id is left as it is) and the
-   * results' update (each only while its record is still pending) commit together, so there is no moment
-   * where a result is recorded and its follow-up is not, nor the other way round. Repeating it is harmless.
+   * One statement for the whole batch: the results' update (each only while its record is still pending)
+   * and the follow-ups of the results it wrote (an existing id is left as it is) commit together, so there
+   * is no moment where a result is recorded and its follow-up is not, nor the other way round; a result
+   * that finds its record finished by another owner writes neither. Repeating it is harmless.
    * When a result acknowledges its pair (ADR 19), the same statement cancels the pair's other pending
    * automatic attempts, found through deliveries_event_webhook. The parts see one snapshot, so the cancel
    * leaves this batch's own records to the results' update (a row is changed by one part only), and it
@@ -176,14 +177,22 @@ export class PostgresDeliveries implements DeliveryRepository {
     const text = (f: (r: AttemptResult) => string | null) => sql.array(results.map(f), OID.text);
     const int = (f: (r: AttemptResult) => number | null) => sql.array(results.map(f), OID.int4);
     const time = (f: (r: AttemptResult) => Date | null) => sql.array(results.map(f), OID.timestamptz);
-    const followUps =
-      nexts.length === 0
-        ? sql``
-        : sql`follow_ups AS (
-            INSERT INTO deliveries (${deliveryColumns(sql)})
-            SELECT * FROM ${deliveryRecords(sql, nexts)}
-            ON CONFLICT (id) DO NOTHING
-          )`;
+    // Follow-ups only of the results this statement writes (`finalised`): one of a record another owner
+    // finished meanwhile (this process lost the shard while its send was on its way) would send the event
+    // again. One statement: the follow-up is written exactly when its result is.
+    const withNext = results.filter((r) => r.next);
+    const followUps = sql`
+        INSERT INTO deliveries (${deliveryColumns(sql)})
+        SELECT d.* FROM ${deliveryRecords(sql, nexts)}
+        JOIN unnest(${sql.array(
+          withNext.map((r) => r.next!.id),
+          OID.text,
+        )}::text[], ${sql.array(
+          withNext.map((r) => r.id),
+          OID.text,
+        )}::text[]) AS m(next_id, result_id) ON m.next_id = d.id
+        WHERE m.result_id IN (SELECT id FROM finalised)
+        ON CONFLICT (id) DO NOTHING`;
     // A record superseded while its send was in flight takes the send's outcome: it is what happened.
     // Each result's header names travel as one JSON text: unnest spreads a two-dimensional array's elements
     // rather than its rows, so a list per row cannot ride in a text[][].
@@ -204,13 +213,14 @@ export class PostgresDeliveries implements DeliveryRepository {
         ${text((r) => (r.receipt ? JSON.stringify(r.receipt) : null))}::text[]
       ) AS r(id, status, response_status, response_body, error, duration_ms, attempted_at, next_attempt_at,
         signature_scheme, header_names, receipt)
-      WHERE d.id = r.id AND (d.status = 'pending' OR (d.status = 'cancelled' AND d.error = 'superseded'))`;
+      WHERE d.id = r.id AND (d.status = 'pending' OR (d.status = 'cancelled' AND d.error = 'superseded'))
+      ${nexts.length === 0 ? sql`` : sql`RETURNING d.id`}`;
     if (acks.length === 0) {
-      await sql`${nexts.length === 0 ? sql`` : sql`WITH ${followUps}`} ${finalise}`;
+      await (nexts.length === 0 ? sql`${finalise}` : sql`WITH finalised AS (${finalise}) ${followUps}`);
       return;
     }
     await sql`
-      WITH ${nexts.length === 0 ? sql`` : sql`${followUps},`} finalised AS (${finalise})
+      WITH finalised AS (${finalise}) ${nexts.length === 0 ? sql`` : sql`, follow_ups AS (${followUps})`}
       UPDATE deliveries AS d SET status = 'cancelled', error = 'superseded', next_attempt_at = NULL
       FROM unnest(
         ${sql.array(

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { AttemptResult } from "../../../src/app/ports/deliveries.ts";
 import type { Repositories } from "../../../src/app/ports/store.ts";
 import type { Delivery } from "../../../src/domain/delivery.ts";
+import { recordFollowUpContract } from "./deliveries-record-contract.ts";
 import { aDelivery, allPages, at, ids, newScope, sortedIds, sortNewestFirst, uuid } from "./fixtures.ts";
 
 export function deliveryContract(store: () => Repositories): void {
@@ -190,6 +191,8 @@ export function deliveryContract(store: () => Repositories): void {
       expect((await store().deliveries.get(scope, leased.id))?.status).toBe("cancelled");
       expect(ids(await dueAll(at(120_000)))).toEqual([elsewhere.id]);
     });
+
+    recordFollowUpContract(store);
 
     it("record stores the attempt's signature scheme and custom header names, null when not given", async () => {
       const scope = newScope();
