@@ -109,7 +109,8 @@ EOF
   # (seen once in CI, with five other brokers' JVMs running), so it is tried three times, afresh, and the
   # last try's words are printed, since a caller may remove the state directory.
   local tries=0
-  until "${JAVA[@]}" kafka.tools.StorageTool format -t "$cluster" -c "$STATE/server.properties" >"$STATE/format.log" 2>&1; do
+  # `--cluster-id=`: a base64url id starts with "-" one time in 64, which `-t ID` takes for an option.
+  until "${JAVA[@]}" kafka.tools.StorageTool format --cluster-id="$cluster" -c "$STATE/server.properties" >"$STATE/format.log" 2>&1; do
     tries=$((tries + 1))
     if [ "$tries" -ge 3 ]; then
       tail -n 20 "$STATE/format.log" >&2
