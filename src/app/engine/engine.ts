@@ -3,8 +3,8 @@ import type { AttemptResult } from "../ports/deliveries.ts";
 import type { AcceptedWork } from "../ports/sending.ts";
 import { attempter } from "./attempt.ts";
 import { carriedWork } from "./carried.ts";
-import { roomRule, takeWithinRoom } from "./claim.ts";
 import { claimLoop } from "./claim-loop.ts";
+import { claimOnce } from "./claim-once.ts";
 import type { Dispatcher, EngineDeps } from "./dispatcher.ts";
 import { dueReader } from "./due-read.ts";
 import { fifoHeads } from "./fifo.ts";
@@ -20,7 +20,6 @@ import { preparer } from "./prepare.ts";
 import { dueQueue } from "./queue.ts";
 import { readDemand } from "./read-demand.ts";
 import { recorder } from "./record.ts";
-import type { Claimed } from "./work.ts";
 
 export type { Dispatcher, EngineDeps, EngineOperational, EngineOptions } from "./dispatcher.ts";
 export { HANDOVER_FRESH_MS } from "./handover.ts";
@@ -50,7 +49,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   /** May the engine take new work now (the one place such limits compose): not while results wait unrecorded. */
   const mayTake = () => inFlight.total < options.concurrency && record.accepting;
   const loop = claimLoop(
-    { claimOnce, mayTake, reads: demand.pending, settled: idle.check, logger },
+    { claimOnce: () => claim(), mayTake, reads: demand.pending, settled: idle.check, logger },
     { claimDelayMs: options.claimDelayMs ?? 2 },
   );
   /** Claims soon; `read` when new work may be in the database, otherwise from the queue alone if it can. */
@@ -198,51 +197,26 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   });
 
   /** Stages 2 and 3: claim what fits (reading the database only when it must), prepare it, start it. */
-  async function claimOnce(): Promise<boolean> {
-    let heads: Claimed[] = [];
-    let more = false;
-    if (demand.mustRead()) ({ heads, more } = await reader.read(options.concurrency - inFlight.total));
-    // What is queued of shards this process may no longer claim from is let go, unsent.
-    release(queue.drop((id) => !ownership.mayClaim(shardOf(id))).map((d) => d.id));
-    const fits = roomRule(options.endpointConcurrency, inFlight.perEndpoint, pace.rooms());
-    const now = performance.now();
-    const take = takeWithinRoom(heads, queue, options.concurrency - inFlight.total, fits, now, handed.claim);
-    // Heads with no room now stay pending (the next read finds them again); what waited too long is read again.
-    release([...take.left, ...take.expired]);
-    if (take.expired.length > 0) demand.all();
-    const { claimed, headIds } = take;
-    if (claimed.length === 0) return more && mayTake();
-    // Counted against the caps from here until the send ends.
-    for (const { delivery } of claimed) inFlight.add(delivery.webhookId);
-    let prepared: Awaited<ReturnType<typeof prepare>>;
-    try {
-      prepared = await prepare(claimed);
-    } catch (e) {
-      for (const { delivery } of claimed) unhold(delivery);
-      throw e;
-    }
-    for (const r of prepared.finished) {
-      const { webhookId } = claimed.find((c) => c.delivery.id === r.id)!.delivery;
-      inFlight.remove(webhookId);
-      recordResult(r, webhookId);
-    }
-    // Finished without a send, their slots are free as a completion's are: what is queued behind them goes next.
-    if (prepared.finished.length > 0) wakeSoon();
-    if (prepared.waiting.length > 0) {
-      for (const d of prepared.waiting) inFlight.remove(d.webhookId);
-      void postponed.postpone(prepared.waiting);
-    }
-    // The endpoint was read fresh: one that became FIFO is sent only through its head from now on.
-    const ready = prepared.ready.filter((p) => {
-      if (p.endpoint.ordering !== "fifo" || headIds.has(p.delivery.id)) return true;
-      fifo.learned(p.endpoint.id);
-      release(queue.drop((id) => id === p.endpoint.id).map((d) => d.id));
-      unhold(p.delivery);
-      return false;
-    });
-    pace.admit(ready);
-    return more && mayTake();
-  }
+  const claim = claimOnce(
+    {
+      demand,
+      queue,
+      inFlight,
+      ownership,
+      pace,
+      fifo,
+      prepare,
+      release,
+      unhold,
+      mayTake,
+      read: reader.read,
+      claim: handed.claim,
+      record: recordResult,
+      postpone: (waiting) => void postponed.postpone(waiting),
+      freed: () => wakeSoon(),
+    },
+    options,
+  );
 
   /** Claims now, reading the database first: new work may be there. */
   function wake() {
