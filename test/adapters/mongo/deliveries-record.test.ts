@@ -39,6 +39,8 @@ function slowCollection(msPerStatement: () => number, limitMs = Number.POSITIVE_
       }
       clock += took;
       written.push(...ops.map((o) => o.updateMany.filter._id));
+      // Every record was pending: each result's update matched.
+      return { matchedCount: ops.length };
     },
   } as unknown as Collection<DeliveryDoc>;
   const write = resultWriter(
