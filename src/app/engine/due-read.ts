@@ -79,6 +79,9 @@ export function dueReader(deps: DueReaderDeps, options: { queueSize: number; que
       performance.now(),
     );
     for (const d of queued) holds.hold(d);
+    // A full page may have cut any endpoint it read before its lane's depth: each is read again once its
+    // lane runs low (a lane half full is left out of the next read, so nothing else would read it).
+    if (read.more) for (const d of queued) queue.markCut(d.webhookId);
     deps.took?.(queued);
     // FIFO endpoints' work is claimed as their heads, one each (ADR 16).
     const heads = await fifo.heads(
