@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import type { Logger } from "../../app/logger.ts";
 import { StoreUnavailableError } from "../../app/ports/store.ts";
 import { DomainError, type ValidationIssue } from "../../domain/errors.ts";
 import { issueMessage } from "./wording.ts";
@@ -168,11 +169,7 @@ export function problemFromError(error: unknown): Problem | null {
  * The log line of a 503: "database unavailable" when the store could not be reached, otherwise the
  * route's own reason (readiness behind, a stream refused while stopping), which is no database's fault.
  */
-export function logUnavailable(
-  logger: { warn(msg: string, fields?: Record<string, unknown>): void },
-  error: unknown,
-  problem: Problem,
-): void {
+export function logUnavailable(logger: Logger, error: unknown, problem: Problem): void {
   if (isStoreUnavailable(error)) logger.warn("database unavailable", { error });
   else logger.warn("service unavailable", { detail: problem.detail });
 }

@@ -185,14 +185,12 @@ export class MemoryDeliveries implements DeliveryRepository {
   async record(results: readonly AttemptResult[]): Promise<void> {
     // A follow-up only for a result that is written: one for a record another owner finished meanwhile
     // (this process lost the shard while its send was on its way) would send the event again.
-    const applies = (r: AttemptResult) => {
-      const d = this.rows.get(r.id);
-      return d !== undefined && (d.status === "pending" || superseded(d));
-    };
-    await this.insertMany(results.flatMap((r) => (r.next && applies(r) ? [r.next] : [])));
+    const writable = (d: Delivery | undefined): d is Delivery =>
+      d !== undefined && (d.status === "pending" || superseded(d));
+    await this.insertMany(results.flatMap((r) => (r.next && writable(this.rows.get(r.id)) ? [r.next] : [])));
     for (const r of results) {
       const d = this.rows.get(r.id);
-      if (!d || !(d.status === "pending" || superseded(d))) continue;
+      if (!writable(d)) continue;
       this.dropPending(d);
       d.status = r.status;
       d.responseStatus = r.responseStatus;

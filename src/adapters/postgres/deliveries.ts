@@ -172,7 +172,8 @@ export class PostgresDeliveries implements DeliveryRepository {
   async record(results: readonly AttemptResult[]): Promise<void> {
     if (results.length === 0) return;
     const sql = this.sql;
-    const nexts = results.flatMap((r) => (r.next ? [r.next] : []));
+    const withNext = results.filter((r) => r.next);
+    const nexts = withNext.map((r) => r.next!);
     const acks = results.flatMap((r) => (r.acknowledges ? [r.acknowledges] : []));
     const text = (f: (r: AttemptResult) => string | null) => sql.array(results.map(f), OID.text);
     const int = (f: (r: AttemptResult) => number | null) => sql.array(results.map(f), OID.int4);
@@ -180,12 +181,11 @@ export class PostgresDeliveries implements DeliveryRepository {
     // Follow-ups only of the results this statement writes (`finalised`): one of a record another owner
     // finished meanwhile (this process lost the shard while its send was on its way) would send the event
     // again. One statement: the follow-up is written exactly when its result is.
-    const withNext = results.filter((r) => r.next);
     const followUps = sql`
         INSERT INTO deliveries (${deliveryColumns(sql)})
         SELECT d.* FROM ${deliveryRecords(sql, nexts)}
         JOIN unnest(${sql.array(
-          withNext.map((r) => r.next!.id),
+          nexts.map((n) => n.id),
           OID.text,
         )}::text[], ${sql.array(
           withNext.map((r) => r.id),

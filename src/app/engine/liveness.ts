@@ -103,10 +103,18 @@ export function processLiveness(deps: ProcessLivenessDeps, timing: LivenessTimin
     }
     if (failing) deps.logger.info("this process's proof of life holds again");
     failing = false;
-    const lapsed = lastOk > Number.NEGATIVE_INFINITY && monotonic() >= validUntil;
     // A round's proof (`proven`) may have begun later, while this check was on its way.
-    lastOk = unbroken ? Math.max(lastOk, started) : started;
-    validUntil = unbroken ? Math.max(validUntil, started + timing.validMs) : started + timing.validMs;
+    held(started, !unbroken);
+  }
+
+  /**
+   * A proof that began at `started` held: valid from then for validMs (`afresh` after a break: from then
+   * alone). Says `regained` when validity had run out and is back.
+   */
+  function held(started: number, afresh: boolean): void {
+    const lapsed = lastOk > Number.NEGATIVE_INFINITY && monotonic() >= validUntil;
+    lastOk = afresh ? started : Math.max(lastOk, started);
+    validUntil = afresh ? started + timing.validMs : Math.max(validUntil, started + timing.validMs);
     if (lapsed && monotonic() < validUntil) deps.regained?.();
   }
 
@@ -155,10 +163,7 @@ export function processLiveness(deps: ProcessLivenessDeps, timing: LivenessTimin
      */
     proven(started: number): void {
       if (stopped || lastOk === Number.NEGATIVE_INFINITY || started <= lastOk) return;
-      const lapsed = monotonic() >= validUntil;
-      lastOk = started;
-      validUntil = Math.max(validUntil, started + timing.validMs);
-      if (lapsed && monotonic() < validUntil) deps.regained?.();
+      held(started, false);
     },
     /** Whether this process may start sends now, as far as its proof of life goes. */
     valid(): boolean {
