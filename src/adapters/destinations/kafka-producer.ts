@@ -14,7 +14,7 @@ import type { Logger } from "../../app/logger.ts";
 import type { KafkaDestination } from "../../domain/destination.ts";
 import { KafkaBatcher, recordingPartitioner } from "./kafka-batch.ts";
 import { classifyKafkaFailure, failsTheCluster } from "./kafka-errors.ts";
-import type { guardedSocketFactory } from "./kafka-socket.ts";
+import { type guardedSocketFactory, kafkajsBroker } from "./kafka-socket.ts";
 import { withoutSecrets } from "./message-headers.ts";
 
 export interface OpenedProducer {
@@ -48,7 +48,7 @@ export function openProducer(
   const chosen = new WeakMap<Message, number>();
   const kafka = new Kafka({
     clientId: "herald",
-    brokers: destination.brokers,
+    brokers: destination.brokers.map(kafkajsBroker),
     ssl: destination.tls === true ? true : destination.tls === false ? false : { ca: destination.tls.ca },
     sasl: saslOf(destination),
     socketFactory: options.socketFactory,
