@@ -10,9 +10,10 @@ import { until } from "../support/until.ts";
 import { consumeWithJava, kafkaRequest, type Relay, startRelay, startSilentServer } from "./kafka-support.ts";
 
 // The Kafka sender's producers over time, on a broker of this file's own (it is stopped, frozen and
-// resumed): one per endpoint and version, closed when they should be (seen as the connections a relay in
-// front of the bootstrap broker holds), a hung broker's producer discarded after the attempt timed out, and
-// a broker that went away failing attempts until it is back, then the same sender delivering again.
+// resumed): one per cluster, shared by its endpoints, closed when they should be (seen as the connections
+// a relay in front of the bootstrap broker holds), one topic's failure kept from its cluster's other
+// endpoints, a hung broker's producer discarded after the attempt timed out, and a broker that went away
+// failing attempts until it is back, then the same sender delivering again.
 const missing = kafkaUnavailable();
 if (missing && BROKERS_REQUIRED) throw new Error(`CI needs Kafka: ${missing}`);
 
@@ -61,29 +62,51 @@ describe.skipIf(missing)(`Kafka producers over time${missing ? ` (skipped: ${mis
     await kafka?.close();
   });
 
-  it("keeps one producer per endpoint and version, and closes it for a newer version, on release and on close", async () => {
+  it("shares one producer among the endpoints of one cluster, and closes it when no endpoint names it", async () => {
     const s = sender();
     const [a, b, c, d] = [await relay(), await relay(), await relay(), await relay()];
-    expect((await s.send(via(a, { version: 1 }))).ok).toBe(true);
-    expect((await s.send(via(a, { version: 1 }))).ok).toBe(true);
+    expect((await s.send(via(a, { endpointId: "ep_1" }))).ok).toBe(true);
+    // Another endpoint of the same cluster sends through the same producer.
+    expect((await s.send(via(a, { endpointId: "ep_2" }))).ok).toBe(true);
     expect([a.accepted, a.open]).toEqual([1, 1]);
 
-    // A newer version of the endpoint (here with another bootstrap address) replaces the producer.
-    expect((await s.send(via(b, { version: 2 }))).ok).toBe(true);
-    await until(() => a.open === 0, "the version 1 producer closed");
-    expect(b.open).toBe(1);
+    // A newer version of ep_1 names another cluster (here another bootstrap address); ep_2 still uses a's.
+    expect((await s.send(via(b, { endpointId: "ep_1", version: 2 }))).ok).toBe(true);
+    expect((await s.send(via(a, { endpointId: "ep_2" }))).ok).toBe(true);
+    expect([a.accepted, a.open, b.accepted, b.open]).toEqual([1, 1, 1, 1]);
+    // ep_2 moves too: no endpoint names a's producer any more.
+    expect((await s.send(via(b, { endpointId: "ep_2", version: 2 }))).ok).toBe(true);
+    await until(() => a.open === 0, "the producer no endpoint names closed");
+    expect([b.accepted, b.open]).toEqual([1, 1]);
     // A request read before the change gets a producer of its own version, closed after its send.
-    expect((await s.send(via(c, { version: 1 }))).ok).toBe(true);
+    expect((await s.send(via(c, { endpointId: "ep_1", version: 1 }))).ok).toBe(true);
     await until(() => c.open === 0, "the older version's one-off producer closed");
     expect(b.open).toBe(1);
 
-    await s.release("ep_kafka");
+    await s.release("ep_1");
+    expect((await s.send(via(b, { endpointId: "ep_2", version: 2 }))).ok).toBe(true);
+    expect([b.accepted, b.open]).toEqual([1, 1]);
+    await s.release("ep_2");
     await until(() => b.open === 0, "the released producer closed");
     expect((await s.send(via(d, { endpointId: "ep_other" }))).ok).toBe(true);
     expect(d.open).toBe(1);
     await s.close();
     await until(() => d.open === 0, "the closed sender's producer closed");
     expect((await s.send(via(d, { endpointId: "ep_other" }))).error).toBe("connection_error");
+  });
+
+  it("sends one cluster's endpoints in one request, and a topic that does not exist fails only its endpoint", async () => {
+    const s = sender();
+    const r = await relay();
+    const missing = `missing-${Date.now()}`;
+    // Sent in one turn: the three go in one request, which kafkajs fails whole for the unknown topic.
+    const [one, lost, other] = await Promise.all([
+      s.send(via(r, { endpointId: "ep_a", eventId: "evt_a" })),
+      s.send(kafkaRequest(`127.0.0.1:${r.port}`, missing, { endpointId: "ep_b", eventId: "evt_b" })),
+      s.send(via(r, { endpointId: "ep_c", eventId: "evt_c" })),
+    ]);
+    expect([one.ok, lost.ok, lost.error, other.ok]).toEqual([true, false, "destination_not_found", true]);
+    expect(r.accepted).toBe(1);
   });
 
   it("closes a producer left idle", async () => {

@@ -195,6 +195,26 @@ describe.skipIf(missing)(
       }
     });
 
+    it("reaches a bootstrap broker given as an IPv6 address in brackets, and guards it as any other", async () => {
+      const topic = `ipv6-${Date.now()}`;
+      const a = admin();
+      await a.connect();
+      await a.createTopics({ topics: [{ topic }], waitForLeaders: true });
+      await a.disconnect();
+      const relay = await startRelay("::1", { host: "127.0.0.1", port });
+      try {
+        const out = await sender().send(kafkaRequest(`[::1]:${relay.port}`, topic, { endpointId: "ep_v6" }));
+        expect([out.ok, out.error]).toEqual([true, null]);
+        expect(relay.accepted).toBeGreaterThan(0);
+        const guarded = sender({ allowPrivateNetworks: false });
+        expect((await guarded.send(kafkaRequest(`[::1]:${relay.port}`, topic))).error).toBe(
+          "blocked_address",
+        );
+      } finally {
+        await relay.close();
+      }
+    });
+
     it("answers auth_error for a SASL password the broker refuses, on each mechanism, and never logs it", async () => {
       // scripts/kafka.sh has no SASL listener: one is added to the running broker (kafka-support.ts).
       const saslPort = await addSaslListener(brokers, "herald", PASSWORD);

@@ -59,3 +59,26 @@ export function classifyKafkaFailure(err: unknown): SendError {
   }
   return classifyFailure(err);
 }
+
+// Broker answers about the whole connection, not about one topic of the request.
+const CLUSTER_TYPES = new Set([
+  "SASL_AUTHENTICATION_FAILED",
+  "ILLEGAL_SASL_STATE",
+  "UNSUPPORTED_SASL_MECHANISM",
+  "CLUSTER_AUTHORIZATION_FAILED",
+  "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+]);
+
+/**
+ * Is this failed produce the whole cluster's (unreachable, timed out, credentials refused) rather than
+ * something about one of its topics or partitions (unknown, forbidden, no leader, refused records)? A
+ * request for several topics that failed for one of them is sent again topic by topic (kafka-batch.ts).
+ */
+export function failsTheCluster(err: unknown): boolean {
+  for (const e of chain(err)) {
+    const type = text(e.type);
+    if (text(e.name) === "KafkaJSMetadataNotLoaded") return false;
+    if (type !== "" && !CLUSTER_TYPES.has(type)) return false;
+  }
+  return true;
+}

@@ -8,6 +8,24 @@ export const TLS_HANDSHAKE_CODE = "ERR_TLS_HANDSHAKE_FAILED";
 
 const KEEP_ALIVE_MS = 60_000;
 
+// kafkajs reads a bootstrap broker as `host:port` split at ":", so "[::1]:9092" cannot reach it as it
+// is: the address travels as a name of its own (an IPv6 address has no "-", so the mapping is
+// reversible), and this factory, which connects every broker, reads the address back.
+const IPV6_PREFIX = "herald-ipv6-";
+
+/** A broker as kafkajs can read it: `[2001:db8::1]:9092` becomes `herald-ipv6-2001-db8--1:9092`. */
+export function kafkajsBroker(broker: string): string {
+  const bracketed = /^\[([0-9A-Fa-f:.]+)\]:(\d+)$/.exec(broker);
+  return bracketed
+    ? `${IPV6_PREFIX}${(bracketed[1] as string).replaceAll(":", "-")}:${bracketed[2]}`
+    : broker;
+}
+
+/** The host kafkajsBroker stood in for, or the host itself. */
+function brokerHost(host: string): string {
+  return host.startsWith(IPV6_PREFIX) ? host.slice(IPV6_PREFIX.length).replaceAll("-", ":") : host;
+}
+
 /**
  * kafkajs's socket factory with Herald's address guard (ADR 27, CONTRACT §5): every broker host, the
  * bootstrap ones and each one the cluster's metadata advertises (kafkajs connects to all of them through
@@ -24,7 +42,8 @@ export function guardedSocketFactory(guard: {
   /** Which addresses are refused; `() => false` when private networks are allowed. */
   isBlocked: (ip: string) => boolean;
 }): ISocketFactory {
-  return ({ host, port, ssl, onConnect }) => {
+  return ({ host: given, port, ssl, onConnect }) => {
+    const host = brokerHost(given);
     const raw = new Socket();
     let connected = false;
     let secured = false;

@@ -1,12 +1,4 @@
-import {
-  Kafka,
-  type KafkaConfig,
-  type logCreator,
-  logLevel,
-  type Message,
-  Partitioners,
-  type Producer,
-} from "kafkajs";
+import type { Producer } from "kafkajs";
 import type { Logger } from "../../app/logger.ts";
 import type { BrokerDeliveryRequest, BrokerSender } from "../../app/ports/sending.ts";
 import type { Clock } from "../../app/ports/system.ts";
@@ -18,8 +10,9 @@ import { isBlockedAddress } from "../delivery/address-policy.ts";
 import { DeadlineQueue } from "../delivery/deadlines.ts";
 import { type Resolve, systemResolve } from "../delivery/guarded-lookup.ts";
 import { elapsed, failureOutcome } from "../delivery/outcome.ts";
-import { KafkaBatcher, recordingPartitioner } from "./kafka-batch.ts";
+import type { KafkaBatcher } from "./kafka-batch.ts";
 import { classifyKafkaFailure } from "./kafka-errors.ts";
+import { connectionKey, openProducer } from "./kafka-producer.ts";
 import { guardedSocketFactory } from "./kafka-socket.ts";
 import { brokerMessageHeaders, withoutSecrets } from "./message-headers.ts";
 
@@ -43,16 +36,24 @@ export interface KafkaSenderOptions {
   ed25519?: Ed25519Sign;
 }
 
-/** One pooled producer: an endpoint's, made for one version of its configuration. */
+/** One pooled producer: a cluster connection's (brokers, TLS, SASL), shared by the endpoints that name it. */
 interface Pooled {
-  version: number;
+  key: string;
   producer: Producer;
-  /** Sends the records that wait while a request is in flight together, in the next one. */
+  /** Sends the records that wait while a request is in flight together, in the next one, whatever their topic. */
   batcher: KafkaBatcher;
   /** Settles when the producer is connected; a failed connect drops it from the pool. */
   ready: Promise<void>;
+  /** The endpoints whose current configuration names this connection. */
+  users: Set<string>;
   lastUsed: number;
   sending: number;
+}
+
+/** Which connection an endpoint's current configuration (its newest version seen) names. */
+interface Binding {
+  version: number;
+  key: string;
 }
 
 const IDLE_MS = 5 * 60_000;
@@ -60,9 +61,12 @@ const systemClock: Clock = { now: () => new Date() };
 
 /**
  * Sends deliveries to Kafka topics (ADR 27) with kafkajs, on Node, Bun and Deno alike. One idempotent
- * producer (`acks: -1`, every in-sync replica) per endpoint and configuration version, made at the first
- * attempt and closed when a newer version arrives, on `release`, on `close` and after `idleMs` unused. An
- * attempt succeeds only when the produce resolved; its receipt is the record's partition and offset.
+ * producer (`acks: -1`, every in-sync replica) per cluster connection: the endpoints whose brokers, TLS
+ * and SASL are the same share it, as a Kafka client shares one producer across topics, so one request
+ * carries the records of all of them. It is made at the first attempt and closed when no endpoint's
+ * newest configuration names it any more (a newer version with another connection, `release`), on
+ * `close`, and after `idleMs` unused. An attempt succeeds only when the produce resolved; its receipt is
+ * the record's partition and offset.
  *
  * Bounded: every attempt races `timeoutMs`, and kafkajs's own retries are capped (2: an idempotent
  * producer refuses fewer than 1), so Herald's backoff, not the client's, decides the next try. A producer
@@ -75,7 +79,9 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
   const deadlines = new DeadlineQueue(options.timeoutMs);
   const isBlocked = options.allowPrivateNetworks ? () => false : (options.isBlocked ?? isBlockedAddress);
   const socketFactory = guardedSocketFactory({ resolve: options.resolve ?? systemResolve, isBlocked });
+  // Keyed by the connection's configuration, credentials included: kept in memory only, never logged.
   const pool = new Map<string, Pooled>();
+  const bindings = new Map<string, Binding>();
   const inFlight = new Set<Promise<SendOutcome>>();
   let sweeper: ReturnType<typeof setInterval> | null = null;
   let closed = false;
@@ -86,30 +92,52 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
     return raceTimeout(done, options.timeoutMs);
   }
 
-  /** Takes the endpoint's producer out of the pool (when it is still `entry`, if given) and closes it. */
-  function retire(endpointId: string, entry?: Pooled): Promise<void> {
-    const current = pool.get(endpointId);
+  /** Takes the connection out of the pool (when it is still `entry`, if given) and closes it. */
+  function retire(key: string, entry?: Pooled): Promise<void> {
+    const current = pool.get(key);
     if (!current || (entry && current !== entry)) return entry ? disconnect(entry) : Promise.resolve();
-    pool.delete(endpointId);
+    pool.delete(key);
     return disconnect(current);
+  }
+
+  /** The endpoint no longer names its connection: closed once no other endpoint does. */
+  function unbind(endpointId: string): Promise<void> {
+    const bound = bindings.get(endpointId);
+    if (!bound) return Promise.resolve();
+    bindings.delete(endpointId);
+    const entry = pool.get(bound.key);
+    if (!entry) return Promise.resolve();
+    entry.users.delete(endpointId);
+    return entry.users.size === 0 ? retire(bound.key, entry) : Promise.resolve();
   }
 
   function sweep(): void {
     const now = clock.now().getTime();
-    for (const [endpointId, entry] of pool) {
-      if (entry.sending === 0 && now - entry.lastUsed >= idleMs) void retire(endpointId, entry);
+    for (const [key, entry] of pool) {
+      if (entry.sending === 0 && now - entry.lastUsed >= idleMs) void retire(key, entry);
     }
   }
 
+  /** The pooled connection this request's configuration names, or (for a request read before its endpoint changed) a one-off. */
   function producerFor(req: BrokerDeliveryRequest, destination: KafkaDestination<string>): Pooled {
-    const current = pool.get(req.endpointId);
-    if (current && current.version === req.version) return current;
-    const entry = newProducer(req, destination);
-    // A request read before the endpoint changed gets a producer of its own version, closed after it.
-    if (current && current.version > req.version) return entry;
-    if (current) void retire(req.endpointId, current);
-    pool.set(req.endpointId, entry);
-    entry.ready.catch(() => void retire(req.endpointId, entry));
+    const key = connectionKey(destination);
+    const bound = bindings.get(req.endpointId);
+    const stale = bound !== undefined && bound.version > req.version;
+    if (!stale) {
+      if (bound && bound.key !== key) void unbind(req.endpointId);
+      bindings.set(req.endpointId, { version: req.version, key });
+    }
+    const current = pool.get(key);
+    if (current) {
+      if (!stale) current.users.add(req.endpointId);
+      return current;
+    }
+    const entry = newProducer(key, req, destination);
+    // A request read before its endpoint changed to another connection: a producer of its own, closed after it.
+    if (stale) return entry;
+    entry.users.add(req.endpointId);
+    pool.set(key, entry);
+    entry.ready.catch(() => void retire(key, entry));
     if (sweeper === null) {
       // An idle producer is closed between idleMs and idleMs + 1/4 of it (at most 5 s) after its last use.
       sweeper = setInterval(sweep, Math.max(50, Math.min(idleMs / 4, 5_000)));
@@ -118,45 +146,19 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
     return entry;
   }
 
-  function newProducer(req: BrokerDeliveryRequest, destination: KafkaDestination<string>): Pooled {
-    const secrets = destination.sasl ? [destination.sasl.password] : [];
-    const chosen = new WeakMap<Message, number>();
-    const kafka = new Kafka({
-      clientId: "herald",
-      brokers: destination.brokers,
-      ssl: destination.tls === true ? true : destination.tls === false ? false : { ca: destination.tls.ca },
-      sasl: saslOf(destination),
+  function newProducer(
+    key: string,
+    req: BrokerDeliveryRequest,
+    destination: KafkaDestination<string>,
+  ): Pooled {
+    const users = new Set<string>();
+    const opened = openProducer(destination, {
       socketFactory,
-      connectionTimeout: Math.min(3_000, options.timeoutMs),
-      authenticationTimeout: Math.min(10_000, options.timeoutMs),
-      requestTimeout: options.timeoutMs,
-      retry: { retries: 2 },
-      logLevel: logLevel.WARN,
-      logCreator: kafkaLogs(options.logger, req.endpointId, secrets),
+      timeoutMs: options.timeoutMs,
+      logger: options.logger,
+      endpointIds: () => (users.size > 0 ? [...users] : [req.endpointId]),
     });
-    const producer = kafka.producer({
-      idempotent: true,
-      // kafkajs's idempotence keeps one produce per broker in flight; 1 says so and keeps order per key.
-      maxInFlightRequests: 1,
-      retry: { retries: 2 },
-      // A topic that does not exist is the endpoint's mistake to fix, never one for Herald to create.
-      allowAutoTopicCreation: false,
-      createPartitioner: () => recordingPartitioner(Partitioners.DefaultPartitioner(), chosen),
-    });
-    const topic = destination.topic;
-    const batcher = new KafkaBatcher(
-      (messages) => producer.send({ topic, acks: -1, messages }),
-      chosen,
-      (err) => classifyKafkaFailure(err) === "message_too_large",
-    );
-    return {
-      version: req.version,
-      producer,
-      batcher,
-      ready: producer.connect(),
-      lastUsed: clock.now().getTime(),
-      sending: 0,
-    };
+    return { key, ...opened, users, lastUsed: clock.now().getTime(), sending: 0 };
   }
 
   async function attempt(req: BrokerDeliveryRequest): Promise<SendOutcome> {
@@ -170,10 +172,10 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
       // kafkajs refuses a configuration it cannot use (a broker without a port) when the client is made.
       return failureOutcome(classifyKafkaFailure(err), elapsed(start));
     }
-    const pooled = pool.get(req.endpointId) === entry;
+    const pooled = pool.get(entry.key) === entry;
     entry.sending += 1;
     entry.lastUsed = clock.now().getTime();
-    const work = produce(entry, req, options);
+    const work = produce(entry, req, destination.topic, options);
     // Heard even when the deadline wins: a late rejection is not an unhandled one.
     work.catch(() => {});
     let timedOut = false;
@@ -211,7 +213,7 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
       entry.sending -= 1;
       entry.lastUsed = clock.now().getTime();
       // A timed-out producer is in an unknown state; an unpooled one (an older version's) was for this send.
-      if (timedOut) void retire(req.endpointId, entry);
+      if (timedOut) void retire(entry.key, entry);
       else if (!pooled) void disconnect(entry);
     }
   }
@@ -223,13 +225,14 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
       void p.finally(() => inFlight.delete(p));
       return p;
     },
-    release: (endpointId) => retire(endpointId),
+    release: (endpointId) => unbind(endpointId),
     /** Refuses new work, waits for attempts in flight (each bounded by timeoutMs), closes every producer. */
     async close() {
       closed = true;
       if (sweeper !== null) clearInterval(sweeper);
       await Promise.allSettled([...inFlight]);
-      await Promise.allSettled([...pool.keys()].map((endpointId) => retire(endpointId)));
+      bindings.clear();
+      await Promise.allSettled([...pool.keys()].map((key) => retire(key)));
     },
   };
 }
@@ -237,6 +240,7 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
 async function produce(
   entry: Pooled,
   req: BrokerDeliveryRequest,
+  topic: string,
   sign: Pick<KafkaSenderOptions, "hmac" | "ed25519">,
 ): Promise<Record<string, string | number>> {
   await entry.ready;
@@ -248,33 +252,7 @@ async function produce(
   }
   const key = Buffer.from(req.messageKey, "utf8");
   const value = Buffer.from(req.body, "utf8");
-  return entry.batcher.add({ key, value, headers }, bytes + key.length + value.length);
-}
-
-function saslOf(destination: KafkaDestination<string>): KafkaConfig["sasl"] {
-  const sasl = destination.sasl;
-  if (!sasl) return undefined;
-  const { username, password } = sasl;
-  if (sasl.mechanism === "plain") return { mechanism: "plain", username, password };
-  if (sasl.mechanism === "scram-sha-256") return { mechanism: "scram-sha-256", username, password };
-  return { mechanism: "scram-sha-512", username, password };
-}
-
-/**
- * kafkajs's log lines, as debug lines of Herald's logger with the password cut out: kafkajs logs every
- * retry of an unreachable broker as an error, which is an ordinary failed attempt to Herald (recorded).
- */
-function kafkaLogs(logger: Logger | undefined, endpointId: string, secrets: string[]): logCreator {
-  return () =>
-    ({ namespace, log }) => {
-      if (!logger) return;
-      logger.debug("kafkajs", {
-        endpoint_id: endpointId,
-        namespace,
-        message: withoutSecrets(String(log.message), secrets),
-        ...(typeof log.broker === "string" ? { broker: log.broker } : {}),
-      });
-    };
+  return entry.batcher.add(topic, { key, value, headers }, bytes + key.length + value.length);
 }
 
 function raceTimeout(work: Promise<void>, ms: number): Promise<void> {

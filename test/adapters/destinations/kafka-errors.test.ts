@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import {
   KafkaJSConnectionError,
+  KafkaJSMetadataNotLoaded,
   KafkaJSNonRetriableError,
   KafkaJSNumberOfRetriesExceeded,
   KafkaJSProtocolError,
@@ -9,7 +10,7 @@ import {
 } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import { BlockedAddressError } from "../../../src/adapters/delivery/guarded-lookup.ts";
-import { classifyKafkaFailure } from "../../../src/adapters/destinations/kafka-errors.ts";
+import { classifyKafkaFailure, failsTheCluster } from "../../../src/adapters/destinations/kafka-errors.ts";
 import { withoutSecrets } from "../../../src/adapters/destinations/message-headers.ts";
 
 // Which code a kafkajs failure becomes, built the way kafkajs builds them: a broker's error code through
@@ -106,5 +107,36 @@ describe("withoutSecrets", () => {
     expect(withoutSecrets("bad s3cr3t, again s3cr3t; user herald", ["s3cr3t", "", "absent"])).toBe(
       "bad ********, again ********; user herald",
     );
+  });
+});
+
+// Whether a request for several topics that failed is the cluster's failure (every record fails) or one
+// topic's, so that kafka-batch.ts sends each topic's records again on their own.
+describe("failsTheCluster", () => {
+  it.each([
+    ["a refused connection, after retries", exhausted(socketError("connect ECONNREFUSED", "ECONNREFUSED"))],
+    [
+      "a request that timed out",
+      new KafkaJSRequestTimeoutError("Request Produce(key: 0, version: 3) timed out"),
+    ],
+    ["SASL refused", exhausted(protocol(58))],
+    ["CLUSTER_AUTHORIZATION_FAILED (31)", protocol(31)],
+  ])("%s fails every topic", (_, err) => {
+    expect(failsTheCluster(err)).toBe(true);
+  });
+
+  it.each([
+    ["UNKNOWN_TOPIC_OR_PARTITION (3), after retries", exhausted(protocol(3))],
+    ["TOPIC_AUTHORIZATION_FAILED (29)", protocol(29)],
+    ["NOT_ENOUGH_REPLICAS (19), after retries", exhausted(protocol(19))],
+    ["MESSAGE_TOO_LARGE (10)", protocol(10)],
+    [
+      "no metadata for a topic",
+      new (KafkaJSMetadataNotLoaded as unknown as new (m: string) => Error)(
+        "Producing to topic without metadata",
+      ),
+    ],
+  ])("%s is one topic's, tried again alone", (_, err) => {
+    expect(failsTheCluster(err)).toBe(false);
   });
 });
