@@ -2,10 +2,11 @@ import { afterEach } from "vitest";
 import { engineHarness } from "../../support/engine-harness.ts";
 
 /**
- * The set-up the engine's test files share: harnesses made for a test, their dispatchers stopped after
- * it (a stop is safe on a dispatcher never started or stopped already). Importing this registers the
- * stop in the importing file, before the file's own hooks: its own afterEach runs first (vitest runs
- * after-hooks last registered first), so it can release what a stop would wait on.
+ * The set-up the files that run the engine harness share (here and in test/app): the harnesses a test
+ * made, their dispatchers stopped after it (a stop is safe on a dispatcher never started or stopped
+ * already). Importing this registers the stop in the importing file, before the file's own hooks: its
+ * own afterEach runs first (vitest runs after-hooks last registered first), so it can release what a
+ * stop would wait on.
  */
 export type Harness = Awaited<ReturnType<typeof engineHarness>>;
 const harnesses: Harness[] = [];
