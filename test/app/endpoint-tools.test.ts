@@ -1,13 +1,7 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.ts";
-import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../support/engine-harness.ts";
-
-type Harness = Awaited<ReturnType<typeof engineHarness>>;
-let h: Harness | null = null;
-afterEach(async () => {
-  await h?.dispatcher.stop(1_000);
-  h = null;
-});
+import { SCOPE, sampleMessage, scriptedSender } from "../support/engine-harness.ts";
+import { harness, setup } from "./engine/engine-suite.ts";
 
 const kindOf = async (p: Promise<unknown>) => {
   try {
@@ -20,8 +14,7 @@ const kindOf = async (p: Promise<unknown>) => {
 
 describe("test event", () => {
   it("sends a sample of a subscribed type to that endpoint only, recorded like any delivery", async () => {
-    h = await engineHarness();
-    h.dispatcher.start();
+    const h = await setup();
     const a = await h.endpoints.create(SCOPE, {
       url: "https://a.example.com/",
       events: ["domain.verified", "message.bounced"],
@@ -46,7 +39,7 @@ describe("test event", () => {
   });
 
   it("refuses a type the endpoint does not receive, a disabled endpoint, and a foreign one", async () => {
-    h = await engineHarness();
+    const h = await harness();
     const a = await h.endpoints.create(SCOPE, { url: "https://a.example.com/", events: ["message.sent"] });
     expect(await kindOf(h.tools.sendTest(SCOPE, a.endpoint.id, "message.opened"))).toBe("validation_failed");
     const other = { ...SCOPE, projectId: "33333333-3333-4333-8333-333333333333" };
@@ -59,13 +52,12 @@ describe("test event", () => {
 describe("recover", () => {
   it("queues one manual delivery per event in the window whose latest delivery failed or was skipped", async () => {
     let down = true;
-    h = await engineHarness({
+    const h = await setup({
       sender: scriptedSender(() =>
         down ? { ok: false, responseStatus: 503 } : { ok: true, responseStatus: 200 },
       ),
       options: { retryScheduleMs: [] },
     });
-    h.dispatcher.start();
     const { endpoint } = await h.endpoints.create(SCOPE, {
       url: "https://a.example.com/",
       events: ["message.sent"],
@@ -108,11 +100,10 @@ describe("recover", () => {
   });
 
   it("leaves events outside the window alone and refuses windows over 14 days or reversed", async () => {
-    h = await engineHarness({
+    const h = await setup({
       sender: scriptedSender(() => ({ ok: false, responseStatus: 500 })),
       options: { retryScheduleMs: [] },
     });
-    h.dispatcher.start();
     const { endpoint } = await h.endpoints.create(SCOPE, {
       url: "https://a.example.com/",
       events: ["message.sent"],

@@ -1,19 +1,7 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { buildEnvelope, serializeEnvelope } from "../../src/domain/envelope.ts";
-import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../support/engine-harness.ts";
-
-type Harness = Awaited<ReturnType<typeof engineHarness>>;
-let h: Harness | null = null;
-afterEach(async () => {
-  await h?.dispatcher.stop(1_000);
-  h = null;
-});
-
-async function setup(...args: Parameters<typeof engineHarness>) {
-  h = await engineHarness(...args);
-  h.dispatcher.start();
-  return h;
-}
+import { SCOPE, sampleMessage, scriptedSender } from "../support/engine-harness.ts";
+import { harness, setup } from "./engine/engine-suite.ts";
 
 const message = (recipient = "ada@example.com", messageId = crypto.randomUUID()) => ({
   ...sampleMessage("sent"),
@@ -108,8 +96,7 @@ describe("erasure and the delivery engine", () => {
   });
 
   it("fan-out recovery and the recovery tool do not bring an erased event back", async () => {
-    const t = await engineHarness({ sender: scriptedSender(() => ({ ok: false, responseStatus: 500 })) });
-    h = t;
+    const t = await harness({ sender: scriptedSender(() => ({ ok: false, responseStatus: 500 })) });
     const { endpoint } = await t.endpoints.create(SCOPE, {
       url: "https://x.example.com/",
       events: ["message.sent"],
@@ -140,8 +127,7 @@ describe("erasure and the delivery engine", () => {
   });
 
   it("finds events stored before Herald kept their subject fields, once the backfill has filled them in", async () => {
-    const t = await engineHarness();
-    h = t;
+    const t = await harness();
     const now = t.clock.now();
     const envelope = buildEnvelope({
       id: `evt_${"a".repeat(32)}`,
@@ -198,8 +184,7 @@ describe("per-project retention", () => {
   });
 
   it("a project's retention is never longer than HERALD_RETENTION, and null follows it again", async () => {
-    const t = await engineHarness();
-    h = t;
+    const t = await harness();
     await expect(t.settings.update(SCOPE, { retention: "31d" })).rejects.toMatchObject({
       kind: "validation_failed",
       issues: [{ path: "retention", message: expect.stringContaining("at most 30d") }],

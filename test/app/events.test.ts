@@ -1,19 +1,12 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { engineHarness, SCOPE, sampleMessage } from "../support/engine-harness.ts";
-
-type Harness = Awaited<ReturnType<typeof engineHarness>>;
-let h: Harness | null = null;
-afterEach(async () => {
-  await h?.dispatcher.stop(1_000);
-  h = null;
-});
+import { describe, expect, it } from "vitest";
+import { SCOPE, sampleMessage } from "../support/engine-harness.ts";
+import { harness } from "./engine/engine-suite.ts";
 
 const bounced = (over: Record<string, unknown> = {}) => ({ ...sampleMessage("bounced"), ...over });
 
 describe("fan-out with payload filters", () => {
   it("gives an event no delivery where the filter does not match (not even a skipped one), and counts it", async () => {
-    const t = await engineHarness();
-    h = t;
+    const t = await harness();
     const open = await t.endpoints.create(SCOPE, {
       url: "https://open.example.com/",
       events: ["message.bounced"],
@@ -63,8 +56,7 @@ describe("fan-out with payload filters", () => {
   });
 
   it("counts nothing when every filter matches, or an event has no subscriber", async () => {
-    const t = await engineHarness();
-    h = t;
+    const t = await harness();
     await t.endpoints.create(SCOPE, {
       url: "https://a.example.com/",
       events: ["message.bounced"],
@@ -78,8 +70,7 @@ describe("fan-out with payload filters", () => {
   });
 
   it("decides the targets once, at acceptance: an interrupted fan-out is finished with exactly those", async () => {
-    const t = await engineHarness();
-    h = t;
+    const t = await harness();
     const wanted = await t.endpoints.create(SCOPE, {
       url: "https://wanted.example.com/",
       events: ["message.bounced"],
@@ -105,8 +96,7 @@ describe("fan-out with payload filters", () => {
   });
 
   it("a repeat of a publish that died before storing its event sends only to the repeat's targets", async () => {
-    const t = await engineHarness();
-    h = t;
+    const t = await harness();
     const first = await t.endpoints.create(SCOPE, {
       url: "https://first.example.com/",
       events: ["message.bounced"],
@@ -133,8 +123,7 @@ describe("fan-out with payload filters", () => {
   });
 
   it("an idempotent repeat answers the first decision and fans out to nobody new", async () => {
-    const t = await engineHarness();
-    h = t;
+    const t = await harness();
     const a = await t.endpoints.create(SCOPE, {
       url: "https://a.example.com/",
       events: ["message.bounced"],
@@ -153,8 +142,7 @@ describe("fan-out with payload filters", () => {
   });
 
   it("sends a test event whatever the filter: it tests delivery, filter-test tests the filter", async () => {
-    const t = await engineHarness();
-    h = t;
+    const t = await harness();
     t.dispatcher.start();
     const a = await t.endpoints.create(SCOPE, {
       url: "https://a.example.com/",

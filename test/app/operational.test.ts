@@ -1,34 +1,20 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { EventUseCases, PublishInput } from "../../src/app/events.ts";
 import { silentLogger } from "../../src/app/logger.ts";
 import { operationalEvents } from "../../src/app/operational.ts";
 import type { Envelope } from "../../src/domain/envelope.ts";
 import { DomainError } from "../../src/domain/errors.ts";
 import { failingNotice, type OperationalNotice } from "../../src/domain/operational.ts";
-import {
-  engineHarness,
-  SCOPE,
-  type Script,
-  sampleMessage,
-  scriptedSender,
-} from "../support/engine-harness.ts";
+import { SCOPE, type Script, sampleMessage, scriptedSender } from "../support/engine-harness.ts";
 import { PATIENCE_MS } from "../support/patience.ts";
-
-type Harness = Awaited<ReturnType<typeof engineHarness>>;
-let h: Harness | null = null;
-afterEach(async () => {
-  await h?.dispatcher.stop(1_000);
-  h = null;
-});
+import { type Harness, setup as startedHarness } from "./engine/engine-suite.ts";
 
 const BROKEN = "https://broken.example.com/hooks";
 const OPS = "https://ops.example.com/alerts";
 const HOUR = 3_600_000;
 
 async function setup(script: Script, failingAfterMs = HOUR) {
-  h = await engineHarness({ sender: scriptedSender(script), failingAfterMs });
-  h.dispatcher.start();
-  return h;
+  return startedHarness({ sender: scriptedSender(script), failingAfterMs });
 }
 
 /** The envelopes posted to a URL, in the order sent. */

@@ -1,5 +1,5 @@
 import type { TestProject } from "vitest/node";
-import { runPostgres } from "./global-setup.ts";
+import { runPostgres, runScratch } from "./global-setup.ts";
 
 /**
  * `npm test`'s run (vitest.config.ts): the run's PostgreSQL as in global-setup.ts, and no MongoDB: the
@@ -7,6 +7,8 @@ import { runPostgres } from "./global-setup.ts";
  * never looks for mongod or builds FerretDB.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const scratch = runScratch();
+  project.provide("scratchDir", scratch.dir);
   const postgres = await runPostgres();
   project.provide("postgresUrl", postgres.url);
   project.provide("mongoUri", "");
@@ -14,5 +16,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     "mongoUnavailable",
     "npm test starts no MongoDB: a test that needs one belongs in npm run test:all (vitest.config.ts's SLOW list)",
   );
-  return () => postgres.stop();
+  return async () => {
+    await postgres.stop();
+    scratch.remove();
+  };
 }

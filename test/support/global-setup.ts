@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,16 +20,21 @@ import { exported, onPath, postgresBinaries, runScript, stopWhenGone } from "./p
  * these, `mongoUri` is "" and `mongoUnavailable` the one line that the tests needing MongoDB fail with;
  * every other test runs.
  *
+ * And a scratch directory for the run's throwaway files (`scratchDir`, runScratch below).
+ *
  * Everything started here is stopped at teardown, or, when the run is killed before it, by a watcher
  * that outlives the run (stopWhenGone).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const scratch = runScratch();
+  project.provide("scratchDir", scratch.dir);
   const [postgres, mongo] = await Promise.all([runPostgres(), runMongo()]);
   project.provide("postgresUrl", postgres.url);
   project.provide("mongoUri", mongo.uri);
   project.provide("mongoUnavailable", mongo.unavailable);
   return async () => {
     await Promise.allSettled([postgres.stop(), mongo.stop()]);
+    scratch.remove();
   };
 }
 
@@ -45,6 +51,29 @@ function note(message: string): void {
 /** A state directory for a script's server; PostgreSQL's own user must reach it when run as root. */
 function stateDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * The run's scratch directory (`scratchDir`): test files make their throwaway files below it
+ * (test/support/tls.ts's certificates), as they cannot remove them themselves: vitest ends its workers
+ * without their exit handlers. Removed at teardown, or, when the run is killed before it, by a watcher
+ * once this process is gone.
+ */
+export function runScratch(): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "herald-test-run-"));
+  const watcher = spawn(
+    "bash",
+    ["-c", 'while kill -0 "$0" 2>/dev/null; do sleep 1; done; rm -rf "$1"', String(process.pid), dir],
+    { detached: true, stdio: "ignore" },
+  );
+  watcher.unref();
+  return {
+    dir,
+    remove() {
+      watcher.kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 export async function runPostgres(): Promise<Started & { url: string }> {

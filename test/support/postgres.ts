@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Options, PostgresType } from "postgres";
+import type { Options, PostgresType, Sql } from "postgres";
 import { describe, inject } from "vitest";
 import { openPostgres } from "../../src/adapters/postgres/connection.ts";
 
@@ -83,3 +83,24 @@ async function freshEmbedded(): Promise<FreshPostgres> {
  * are skipped (test/README.md).
  */
 export const describeOnServer = describe.runIf(Boolean(inject("postgresUrl")));
+
+/**
+ * A connection to `db` that tells `onStatement` every statement sent through it, with its parameters
+ * (postgres.js's debug hook). Its first query, which learns the array types, is made here: the caller
+ * hears only the statements that come after.
+ */
+export async function tracedPostgres(
+  db: FreshPostgres,
+  onStatement: (query: string, parameters: unknown[]) => void,
+): Promise<Sql> {
+  let learnt = false;
+  const traced = openPostgres(db.url, {
+    ...db.options,
+    debug: (_connection: number, query: string, parameters: unknown[]) => {
+      if (learnt) onStatement(query, parameters);
+    },
+  });
+  await traced`SELECT 1`;
+  learnt = true;
+  return traced;
+}

@@ -8,5 +8,7 @@ declare module "vitest" {
     mongoUri: string;
     /** Why there is no MongoDB, in one line saying what to provide; "" when there is one. */
     mongoUnavailable: string;
+    /** A directory for the run's throwaway files, removed when the run ends (global-setup.ts's runScratch). */
+    scratchDir: string;
   }
 }

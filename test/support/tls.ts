@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { inject } from "vitest";
 
 const run = promisify(execFile);
 /** A new P-256 key, unencrypted, for `openssl req`. */
@@ -23,16 +23,11 @@ export interface TestTls {
   key: string;
 }
 
-const dirs: string[] = [];
-process.once("exit", () => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
 /**
  * A test CA and a server certificate for localhost, generated with the openssl CLI into a temp dir
  * the first time a name is asked for, then cached for the process. Different names give
  * independent CAs: a receiver using `testTls("other")` is untrusted by a sender trusting
- * `testTls()`. The directory is removed when the process exits.
+ * `testTls()`. The directory is removed when the test run ends.
  */
 export function testTls(name = "default"): Promise<TestTls> {
   return serverTls(name);
@@ -53,10 +48,12 @@ function oncePerName<T>(make: (name: string) => Promise<T>): (name: string) => P
   };
 }
 
-/** A fresh temp directory, removed when the process exits, and an openssl CLI runner inside it. */
+/**
+ * A fresh directory in the run's scratch directory, which global-setup.ts removes when the run ends (a
+ * test worker is ended without its exit handlers, so it cannot), and an openssl CLI runner inside it.
+ */
 function workspace(prefix: string) {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  dirs.push(dir);
+  const dir = mkdtempSync(join(inject("scratchDir"), prefix));
   const p = (f: string) => join(dir, f);
   const openssl = async (...args: string[]) => {
     try {

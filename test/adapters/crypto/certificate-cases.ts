@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { inject } from "vitest";
 import type { ClientCertificateInput } from "../../../src/domain/client-certificate.ts";
 
 // Certificates made with the openssl CLI in a temp dir, the way people make them (issue 30's recipe: an
@@ -55,8 +55,9 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
 }
 
 async function makeCases(): Promise<CertificateCases> {
-  const dir = mkdtempSync(join(tmpdir(), "herald-x509-"));
-  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  // In the run's scratch directory, which global-setup.ts removes: a test worker is ended without its
+  // exit handlers, so it cannot remove the directory itself.
+  const dir = mkdtempSync(join(inject("scratchDir"), "herald-x509-"));
   const p = (f: string) => join(dir, f);
   const openssl = (...args: string[]) => run("openssl", args, { cwd: dir });
   const read = (f: string) => readFileSync(p(f), "utf8");

@@ -6,7 +6,7 @@ import { PostgresDeliveries } from "../../../src/adapters/postgres/deliveries.ts
 import { migrate } from "../../../src/adapters/postgres/migrate.ts";
 import type { Delivery } from "../../../src/domain/delivery.ts";
 import { aDelivery, at, newScope, uuid } from "../../app/ports/fixtures.ts";
-import { type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
+import { type FreshPostgres, freshPostgresDatabase, tracedPostgres } from "../../support/postgres.ts";
 
 // The console's insights read a project through indexes, never the project's rows whole (one project is
 // often the whole table), and the attempts read in time windows answer what one read would.
@@ -46,13 +46,7 @@ beforeAll(async () => {
   const all = [...rows, ...pending, ...elsewhere];
   for (let i = 0; i < all.length; i += 5000) await store.insertMany(all.slice(i, i + 5000));
   await sql`ANALYZE deliveries`;
-  traced = openPostgres(db.url, {
-    ...db.options,
-    debug: (_connection: number, query: string, parameters: unknown[]) => {
-      sent.push({ query, parameters });
-    },
-  });
-  await traced`SELECT 1`;
+  traced = await tracedPostgres(db, (query, parameters) => sent.push({ query, parameters }));
 });
 afterAll(async () => {
   await traced?.end({ timeout: 5 });

@@ -7,7 +7,7 @@ import type { AttemptResult } from "../../../src/app/ports/deliveries.ts";
 import type { Delivery } from "../../../src/domain/delivery.ts";
 import { shardOf } from "../../../src/domain/shards.ts";
 import { aDelivery, at, newScope, uuid } from "../../app/ports/fixtures.ts";
-import { type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
+import { type FreshPostgres, freshPostgresDatabase, tracedPostgres } from "../../support/postgres.ts";
 
 // What the PostgreSQL deliveries owe beyond the shared contract: a batch of results is one atomic
 // statement, due work is read from the partial index, and retention deletes in bounded batches.
@@ -22,14 +22,7 @@ beforeAll(async () => {
   db = await freshPostgresDatabase("herald_test_pg_deliveries");
   sql = openPostgres(db.url, db.options);
   await migrate(sql);
-  traced = openPostgres(db.url, {
-    ...db.options,
-    debug: (_connection: number, query: string, parameters: unknown[]) => {
-      sent.push({ query, parameters });
-    },
-  });
-  // A connection learns the array types on its first query; the adapter's statements come after.
-  await traced`SELECT 1`;
+  traced = await tracedPostgres(db, (query, parameters) => sent.push({ query, parameters }));
 });
 afterAll(async () => {
   await traced?.end({ timeout: 5 });

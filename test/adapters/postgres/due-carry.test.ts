@@ -5,7 +5,7 @@ import { PostgresDueSignals } from "../../../src/adapters/postgres/due-signals.t
 import { PostgresEvents } from "../../../src/adapters/postgres/events.ts";
 import { migrate } from "../../../src/adapters/postgres/migrate.ts";
 import type { HandedWork } from "../../../src/app/ports/store.ts";
-import { aDelivery, anEvent, newScope } from "../../app/ports/fixtures.ts";
+import { publishWork } from "../../app/ports/fixtures.ts";
 import { describeOnServer, type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
 import { until } from "../../support/until.ts";
 
@@ -133,18 +133,3 @@ describeOnServer("on a PostgreSQL server", () => {
     }
   });
 });
-
-function publishWork(n: number): HandedWork {
-  const scope = newScope();
-  const event = anEvent(scope, { body: JSON.stringify({ data: "d" }), traceparent: null });
-  const deliveries = Array.from({ length: n }, () =>
-    aDelivery(scope, {
-      eventId: event.id,
-      eventType: event.type,
-      sequence: event.sequence,
-      scheduledAt: event.createdAt,
-      createdAt: event.createdAt,
-    }),
-  );
-  return { event: { ...event, targets: deliveries.map((d) => d.webhookId) }, deliveries };
-}

@@ -8,7 +8,7 @@ import {
   parseEndpointIds,
 } from "../../../src/adapters/postgres/due-signals.ts";
 import type { HandedWork } from "../../../src/app/ports/store.ts";
-import { aDelivery, anEvent, newScope } from "../../app/ports/fixtures.ts";
+import { publishWork } from "../../app/ports/fixtures.ts";
 import { describeOnServer, type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
 import { until } from "../../support/until.ts";
 
@@ -183,19 +183,3 @@ describeOnServer("on a PostgreSQL server", () => {
     });
   });
 });
-
-/** A publish's event and its first deliveries to `n` endpoints, as the events use case writes them. */
-function publishWork(n: number, data = "d"): HandedWork {
-  const scope = newScope();
-  const event = anEvent(scope, { body: JSON.stringify({ data }), traceparent: null });
-  const deliveries = Array.from({ length: n }, () =>
-    aDelivery(scope, {
-      eventId: event.id,
-      eventType: event.type,
-      sequence: event.sequence,
-      scheduledAt: event.createdAt,
-      createdAt: event.createdAt,
-    }),
-  );
-  return { event: { ...event, targets: deliveries.map((d) => d.webhookId) }, deliveries };
-}

@@ -9,7 +9,7 @@ import type { StoredEvent } from "../../../src/app/ports/events.ts";
 import type { Scope } from "../../../src/app/ports/paging.ts";
 import type { Delivery } from "../../../src/domain/delivery.ts";
 import { aDelivery, anEndpoint, anEvent, newScope, uuid } from "../../app/ports/fixtures.ts";
-import { type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
+import { type FreshPostgres, freshPostgresDatabase, tracedPostgres } from "../../support/postgres.ts";
 
 // What the PostgreSQL events owe beyond the shared contract: a publish writes its event and first
 // deliveries in one statement, all or nothing; concurrent publishes share statements, each answered alone.
@@ -24,12 +24,7 @@ beforeAll(async () => {
   db = await freshPostgresDatabase("herald_test_pg_events");
   sql = openPostgres(db.url, db.options);
   await migrate(sql);
-  traced = openPostgres(db.url, {
-    ...db.options,
-    debug: (_c: number, query: string) => void sent.push(query),
-  });
-  // A connection learns the array types on its first query; the adapter's statements come after.
-  await traced`SELECT 1`;
+  traced = await tracedPostgres(db, (query) => sent.push(query));
 });
 afterAll(async () => {
   await traced?.end({ timeout: 5 });

@@ -1,50 +1,31 @@
 import type { Sql } from "postgres";
-import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
-import { migrate } from "../../../src/adapters/postgres/migrate.ts";
 import { ProcessLocks } from "../../../src/adapters/postgres/process-lock.ts";
-import { CACHE_TTL_MS, ReadCache } from "../../../src/adapters/postgres/read-cache.ts";
+import { CACHE_TTL_MS } from "../../../src/adapters/postgres/read-cache.ts";
 import { createPostgresRepositories } from "../../../src/adapters/postgres/repositories.ts";
-import type { Repositories } from "../../../src/app/ports/store.ts";
 import { aToken, newScope } from "../../app/ports/fixtures.ts";
-import { describeOnServer, type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
+import { describeOnServer } from "../../support/postgres.ts";
 import { until } from "../../support/until.ts";
+import {
+  beats,
+  cache,
+  clock,
+  db,
+  readCacheOnServer,
+  silence,
+  sqlHere,
+  sqlThere,
+  there,
+} from "./read-cache-setup.ts";
 
 // The read cache's entries kept by heartbeats through its channel (ADR 30, amended): past CACHE_TTL_MS
 // after their read, as long as a heartbeat sent since then came back. The cache's clock is frozen unless
 // a test moves it. read-cache.test.ts holds the rest of the cache's cases.
 
-let db: FreshPostgres;
-let sqlHere: Sql;
-let sqlThere: Sql;
-let now = 0;
-let cache: ReadCache;
-let there: Repositories;
-
 describeOnServer("on a PostgreSQL server", () => {
-  beforeAll(async () => {
-    db = await freshPostgresDatabase("herald_test_pg_cache_proof");
-    sqlHere = openPostgres(db.url, db.options);
-    await migrate(sqlHere);
-    sqlThere = openPostgres(db.url, db.options);
-    there = createPostgresRepositories(sqlThere);
-  });
-  afterAll(async () => {
-    cache?.close();
-    await sqlThere?.end({ timeout: 5 });
-    await sqlHere?.end({ timeout: 5 });
-    await db?.cleanup();
-  });
-  beforeEach(async () => {
-    cache?.close();
-    now = 0;
-    cache = new ReadCache(sqlHere, () => now);
-    await cache.start();
-  });
+  readCacheOnServer("herald_test_pg_cache_proof");
 
-  /** The heartbeats the cache awaits; `silence` adds one that never comes back (a channel gone silent). */
-  const beats = () => (cache as unknown as { beats: Map<string, number> }).beats;
-  const silence = () => beats().set("beat:lost", now);
   const answered = () =>
     until(
       async () => beats().size === 0,
@@ -78,7 +59,7 @@ describeOnServer("on a PostgreSQL server", () => {
 
   it("serves an entry past CACHE_TTL_MS while heartbeats sent since come back, on any connection, until they stop", async () => {
     const t = await oneTokenRead();
-    now += 5_000;
+    clock.now += 5_000;
     // Carried by another connection's statement, as the proof of life's check carries it.
     const beat = cache.nextBeat();
     expect(beat).not.toBeNull();
@@ -87,14 +68,14 @@ describeOnServer("on a PostgreSQL server", () => {
     await t.find();
     expect(t.reads()).toBe(t.readsBefore);
     // Served near the end of its proof, it sends a heartbeat of its own, which extends it.
-    now += 900;
+    clock.now += 900;
     await t.find();
     await answered();
-    now += 900;
+    clock.now += 900;
     await t.find();
     expect(t.reads()).toBe(t.readsBefore);
     silence();
-    now += CACHE_TTL_MS + 1;
+    clock.now += CACHE_TTL_MS + 1;
     await t.find();
     expect(t.reads()).toBe(t.readsBefore + 1);
     // A cache that holds nothing has nothing to keep: the checks carry no heartbeat.
@@ -108,13 +89,13 @@ describeOnServer("on a PostgreSQL server", () => {
       expect(await locks.hold("proof-process")).toBe(false);
       const t = await oneTokenRead();
       for (let i = 0; i < 3; i++) {
-        now += 700;
+        clock.now += 700;
         // The check holds the lock and carries a heartbeat; no statement of the cache's own is needed.
         expect(await locks.hold("proof-process")).toBe(true);
         await answered();
         await t.find();
       }
-      expect(now).toBeGreaterThan(CACHE_TTL_MS);
+      expect(clock.now).toBeGreaterThan(CACHE_TTL_MS);
       expect(t.reads()).toBe(t.readsBefore);
     } finally {
       await locks.close();

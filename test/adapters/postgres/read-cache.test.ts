@@ -1,13 +1,23 @@
 import type { Sql } from "postgres";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
-import { migrate } from "../../../src/adapters/postgres/migrate.ts";
 import { CACHE_TTL_MS, ReadCache } from "../../../src/adapters/postgres/read-cache.ts";
 import { createPostgresRepositories } from "../../../src/adapters/postgres/repositories.ts";
 import type { Repositories } from "../../../src/app/ports/store.ts";
 import { anEndpoint, aToken, newScope } from "../../app/ports/fixtures.ts";
-import { describeOnServer, type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
+import { describeOnServer } from "../../support/postgres.ts";
 import { until } from "../../support/until.ts";
+import {
+  beats,
+  cache,
+  clock,
+  db,
+  readCacheOnServer,
+  silence,
+  sqlHere,
+  sqlThere,
+  there,
+} from "./read-cache-setup.ts";
 
 // The server's read cache (ADR 18): tokens and a project's subscribed endpoints kept between publishes.
 // "Here" is one Herald process with the cache, "there" another process writing the same database. The
@@ -15,39 +25,13 @@ import { until } from "../../support/until.ts";
 // there can reach here only through the triggers' notifications. Entries kept past CACHE_TTL_MS by
 // heartbeats: read-cache-proof.test.ts.
 
-let db: FreshPostgres;
-let sqlHere: Sql;
-let sqlThere: Sql;
-let now = 0;
-let cache: ReadCache;
 let here: Repositories;
-let there: Repositories;
 
 describeOnServer("on a PostgreSQL server", () => {
-  beforeAll(async () => {
-    db = await freshPostgresDatabase("herald_test_pg_cache");
-    sqlHere = openPostgres(db.url, db.options);
-    await migrate(sqlHere);
-    sqlThere = openPostgres(db.url, db.options);
-    there = createPostgresRepositories(sqlThere);
-  });
-  afterAll(async () => {
-    cache?.close();
-    await sqlThere?.end({ timeout: 5 });
-    await sqlHere?.end({ timeout: 5 });
-    await db?.cleanup();
-  });
-  beforeEach(async () => {
-    cache?.close();
-    now = 0;
-    cache = new ReadCache(sqlHere, () => now);
-    await cache.start();
+  readCacheOnServer("herald_test_pg_cache");
+  beforeEach(() => {
     here = createPostgresRepositories(sqlHere, undefined, cache);
   });
-
-  /** The heartbeats the cache awaits; `silence` adds one that never comes back (a channel gone silent). */
-  const beats = () => (cache as unknown as { beats: Map<string, number> }).beats;
-  const silence = () => beats().set("beat:lost", now);
 
   /** Asks `read` until `done` holds of its answer (a notification arrives in milliseconds); answers it. */
   async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
@@ -129,7 +113,7 @@ describeOnServer("on a PostgreSQL server", () => {
       // A cache of its own, listening on a client of its own from now on: a notification of an earlier
       // test's write, still on its way to the shared client's listener, cannot clear it.
       const sqlOwn = openPostgres(db.url, db.options);
-      const own = new ReadCache(sqlOwn, () => now);
+      const own = new ReadCache(sqlOwn, () => clock.now);
       try {
         await own.start();
         const scope = newScope();
@@ -272,10 +256,10 @@ describeOnServer("on a PostgreSQL server", () => {
       await tokens.findByHash(token.hash);
       // A channel gone silent: no heartbeat comes back (nor is another sent while one is awaited).
       silence();
-      now += CACHE_TTL_MS;
+      clock.now += CACHE_TTL_MS;
       await tokens.findByHash(token.hash);
       expect(spy.reads()).toBe(1);
-      now += 1;
+      clock.now += 1;
       await tokens.findByHash(token.hash);
       expect(spy.reads()).toBe(2);
 
@@ -289,7 +273,7 @@ describeOnServer("on a PostgreSQL server", () => {
       const scope = newScope();
       const token = aToken(scope);
       await heard(() => there.tokens.insert(token));
-      const idle = new ReadCache(sqlHere, () => now);
+      const idle = new ReadCache(sqlHere, () => clock.now);
       const spy = countingReads(sqlHere, "tokens");
       const tokens = createPostgresRepositories(spy.sql, undefined, idle).tokens;
       await tokens.findByHash(token.hash);
@@ -301,7 +285,7 @@ describeOnServer("on a PostgreSQL server", () => {
       await here.tokens.findByHash(token.hash);
       expect(cache.get("tokens", token.hash)).toBeDefined();
       silence();
-      now += 3_000;
+      clock.now += 3_000;
       cache.keep("tokens", token.hash, cache.mark(), token);
       const check = cache.check();
       expect(cache.get("tokens", token.hash)).toBeUndefined();

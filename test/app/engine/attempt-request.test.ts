@@ -1,20 +1,12 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
-
-type Harness = Awaited<ReturnType<typeof engineHarness>>;
-let h: Harness | null = null;
-afterEach(async () => {
-  await h?.dispatcher.stop(1_000);
-  h = null;
-});
+import { describe, expect, it } from "vitest";
+import { SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
+import { setup } from "./engine-suite.ts";
 
 describe("a recorded attempt keeps what it was sent with", () => {
   it("carries the signature scheme and custom header names (never values) in force at its send, not later ones", async () => {
-    h = await engineHarness({
+    const t = await setup({
       sender: scriptedSender(() => ({ ok: false, responseStatus: 500, error: "http_status" })),
     });
-    const t = h;
-    t.dispatcher.start();
     const { endpoint } = await t.endpoints.create(SCOPE, {
       url: "https://hooks.example.com/a",
       events: ["message.delivered"],
@@ -50,9 +42,7 @@ describe("a recorded attempt keeps what it was sent with", () => {
   });
 
   it("does not send, or record, a custom header stored before its name was reserved (traceparent)", async () => {
-    h = await engineHarness({ sender: scriptedSender(() => ({ ok: true, responseStatus: 200 })) });
-    const t = h;
-    t.dispatcher.start();
+    const t = await setup({ sender: scriptedSender(() => ({ ok: true, responseStatus: 200 })) });
     const { endpoint } = await t.endpoints.create(SCOPE, {
       url: "https://hooks.example.com/a",
       events: ["message.delivered"],

@@ -1,16 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createJsonLogger } from "../../../src/adapters/json-logger.ts";
 import type { BrokerDeliveryRequest, BrokerSender } from "../../../src/app/ports/sending.ts";
 import type { SendOutcome } from "../../../src/domain/delivery.ts";
 import type { BrokerDestination } from "../../../src/domain/destination.ts";
-import { engineHarness, SCOPE, sampleMessage } from "../../support/engine-harness.ts";
-
-type Harness = Awaited<ReturnType<typeof engineHarness>>;
-let h: Harness | null = null;
-afterEach(async () => {
-  await h?.dispatcher.stop(1_000);
-  h = null;
-});
+import { SCOPE, sampleMessage } from "../../support/engine-harness.ts";
+import { setup as startedHarness } from "./engine-suite.ts";
 
 /** A BrokerSender double: records requests and releases, answers as scripted. */
 function brokerDouble(script: (r: BrokerDeliveryRequest, n: number) => Partial<SendOutcome> = () => ({})) {
@@ -55,12 +49,10 @@ const kafka = (over: Partial<BrokerDestination & { kind: "kafka" }> = {}): Broke
 });
 
 async function setup(kafkaSender?: BrokerSender, logLines?: string[]) {
-  h = await engineHarness({
+  return startedHarness({
     brokers: kafkaSender ? { kafka: kafkaSender } : {},
     ...(logLines ? { logger: createJsonLogger("debug", (l) => logLines.push(l)) } : {}),
   });
-  h.dispatcher.start();
-  return h;
 }
 
 describe("delivering to a broker endpoint (ADR 27)", () => {

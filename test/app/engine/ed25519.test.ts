@@ -1,18 +1,12 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SignatureMismatchError, verifyWebhook } from "../../../clients/typescript/verify.ts";
 import { nodeEd25519 } from "../../../src/adapters/delivery/node-ed25519.ts";
 import { nodeHmac } from "../../../src/adapters/delivery/node-hmac.ts";
 import { deliveryHeaders } from "../../../src/adapters/delivery/outcome.ts";
 import type { DeliveryRequest } from "../../../src/app/ports/sending.ts";
 import { signedHeaders } from "../../../src/domain/signature-scheme.ts";
-import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
-
-type Harness = Awaited<ReturnType<typeof engineHarness>>;
-let h: Harness | null = null;
-afterEach(async () => {
-  await h?.dispatcher.stop(1_000);
-  h = null;
-});
+import { SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
+import { setup as startedHarness } from "./engine-suite.ts";
 
 /** What went over the wire for each attempt: the headers as the fetch sender (Web Crypto) and the undici sender (node:crypto) make them. */
 interface Sent {
@@ -31,9 +25,7 @@ async function setup() {
     });
     return { ok: true, responseStatus: 200 };
   });
-  h = await engineHarness({ sender });
-  h.dispatcher.start();
-  return { t: h, sent };
+  return { t: await startedHarness({ sender }), sent };
 }
 
 describe("Ed25519 endpoints (standard-webhooks-ed25519) through the engine", () => {

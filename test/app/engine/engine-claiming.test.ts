@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
+import { SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
 import { until } from "../../support/until.ts";
-import { own, setup } from "./engine-suite.ts";
+import { harness, setup } from "./engine-suite.ts";
 
 // Claiming due work: a read, not a lease; a publish's deliveries queued without a read; a read per queue's worth.
 
@@ -11,8 +11,7 @@ describe("claiming", () => {
     const sender = scriptedSender(
       () => new Promise((r) => held.push(() => r({ ok: true, responseStatus: 200 }))),
     );
-    const t = await engineHarness({ sender, options: { endpointConcurrency: 10, concurrency: 50 } });
-    own(t);
+    const t = await harness({ sender, options: { endpointConcurrency: 10, concurrency: 50 } });
     await t.endpoints.create(SCOPE, { url: "https://x.example.com/", events: ["message.sent"] });
     for (let i = 0; i < 10; i++)
       await t.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
@@ -103,11 +102,10 @@ describe("claiming", () => {
       inFlight--;
       return { ok: true, responseStatus: 200 };
     });
-    const t = await engineHarness({
+    const t = await harness({
       sender,
       options: { endpointConcurrency: 10, concurrency: 50, queueDepth: 100 },
     });
-    own(t);
     const { endpoint } = await t.endpoints.create(SCOPE, {
       url: "https://x.example.com/",
       events: ["message.sent"],

@@ -3,7 +3,7 @@ import { createMemoryRepositories } from "../../../src/adapters/memory/repositor
 import { assignShards, shardOf } from "../../../src/domain/shards.ts";
 import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
 import { until } from "../../support/until.ts";
-import { type Harness, own, setup } from "./engine-suite.ts";
+import { type Harness, harness, setup } from "./engine-suite.ts";
 
 // The publish hand-over (ADR 9): what a publish stores goes to its shard's owner, here or elsewhere, without a read.
 
@@ -58,8 +58,7 @@ describe("claiming", () => {
     });
 
     it("leaves deliveries of a shard another process owns to it: this one neither sends nor holds them", async () => {
-      const t = await engineHarness();
-      own(t);
+      const t = await harness();
       // An endpoint whose shard this process takes while "elsewhere" runs, and one whose shard "elsewhere" holds.
       let mine = await t.endpoints.create(SCOPE, {
         url: "https://mine.example.com/",
@@ -112,8 +111,7 @@ describe("claiming", () => {
       ],
     ])("a publish storing work in a shard another process holds %s", async (_, live) => {
       const bus = Object.assign(dueBus(), { live });
-      const t = await engineHarness({ repos: Object.assign(createMemoryRepositories(), { due: bus }) });
-      own(t);
+      const t = await harness({ repos: Object.assign(createMemoryRepositories(), { due: bus }) });
       let theirs = await t.endpoints.create(SCOPE, {
         url: "https://theirs.example.com/",
         events: ["message.sent"],

@@ -1,13 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
-import { own, setup } from "./engine-suite.ts";
+import { SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
+import { harness, setup } from "./engine-suite.ts";
 
 // The maintenance jobs: unfinished fan-outs, a publish that died half-way, disabling failing endpoints, retention.
 
 describe("maintenance", () => {
   it("finishes a fan-out an earlier version left pending: its event stored with the flag, no deliveries", async () => {
-    const t = await engineHarness();
-    own(t);
+    const t = await harness();
     const { endpoint } = await t.endpoints.create(SCOPE, {
       url: "https://x.example.com/",
       events: ["message.sent"],

@@ -1,17 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { SHARD_COUNT } from "../../../src/domain/shards.ts";
-import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
+import { SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
 import { until } from "../../support/until.ts";
+import { type Harness, setup } from "./engine-suite.ts";
 
 // A stop "at once" (a second Ctrl-C, ADR 25): the shards, the heartbeat and the proof of life are given
 // up before anything waits, so the endpoints' next owners take them in their next round.
-type Harness = Awaited<ReturnType<typeof engineHarness>>;
-let h: Harness | null = null;
 const release: (() => void)[] = [];
-afterEach(async () => {
+// Runs before engine-suite.ts's stop, which would wait on the stuck send.
+afterEach(() => {
   for (const go of release.splice(0)) go();
-  await h?.dispatcher.stop(1_000);
-  h = null;
 });
 
 /** An engine whose one send in flight never answers until the test lets it. */
@@ -19,8 +17,7 @@ async function oneSendStuck() {
   const sender = scriptedSender(
     () => new Promise((r) => release.push(() => r({ ok: true, responseStatus: 200 }))),
   );
-  h = await engineHarness({ sender });
-  h.dispatcher.start();
+  const h = await setup({ sender });
   await h.endpoints.create(SCOPE, { url: "https://x.example.com/", events: ["message.sent"] });
   await h.dispatcher.idle();
   await h.events.publish(SCOPE, { type: "message.sent", data: sampleMessage("sent") });
@@ -42,7 +39,6 @@ describe("a stop at once", () => {
     expect(await t.repos.shards.live(new Date(0))).toEqual([]);
     // The send is still on its way: nothing waited for it.
     expect(t.dispatcher.inFlight).toBe(1);
-    h = null;
   });
 
   it("giveUp() does the same without stopping anything else, and answers at once", async () => {

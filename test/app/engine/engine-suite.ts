@@ -2,23 +2,28 @@ import { afterEach } from "vitest";
 import { engineHarness } from "../../support/engine-harness.ts";
 
 /**
- * The set-up the engine-*.test.ts files share: a harness per test, its dispatcher stopped after the test.
- * Importing this registers the stop in the importing file (as each file's own afterEach would).
+ * The set-up the files that run the engine harness share (here and in test/app): the harnesses a test
+ * made, their dispatchers stopped after it (a stop is safe on a dispatcher never started or stopped
+ * already). Importing this registers the stop in the importing file, before the file's own hooks: its
+ * own afterEach runs first (vitest runs after-hooks last registered first), so it can release what a
+ * stop would wait on.
  */
 export type Harness = Awaited<ReturnType<typeof engineHarness>>;
-let h: Harness | null = null;
+const harnesses: Harness[] = [];
 afterEach(async () => {
-  await h?.dispatcher.stop(1_000);
-  h = null;
+  await Promise.all(harnesses.splice(0).map((h) => h.dispatcher.stop(1_000)));
 });
 
-export async function setup(...args: Parameters<typeof engineHarness>) {
-  h = await engineHarness(...args);
-  h.dispatcher.start();
+/** A harness whose dispatcher the test starts itself, when it is ready: stopped after the test. */
+export async function harness(...args: Parameters<typeof engineHarness>): Promise<Harness> {
+  const h = await engineHarness(...args);
+  harnesses.push(h);
   return h;
 }
 
-/** A harness the test made itself (its dispatcher started later, by the test): stopped after it the same way. */
-export function own(t: Harness) {
-  h = t;
+/** A harness with its dispatcher started: stopped after the test. */
+export async function setup(...args: Parameters<typeof engineHarness>): Promise<Harness> {
+  const h = await harness(...args);
+  h.dispatcher.start();
+  return h;
 }

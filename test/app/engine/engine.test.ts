@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
+import { SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
 import { until } from "../../support/until.ts";
-import { own, setup } from "./engine-suite.ts";
+import { harness, setup } from "./engine-suite.ts";
 
 // The dispatcher sends a published event, signed; stops for an endpoint disabled or deleted; rotates secrets; caps per endpoint.
 
@@ -48,8 +48,7 @@ describe("dispatcher", () => {
   });
 
   it("skips due deliveries of an endpoint disabled after they were queued", async () => {
-    const t = await engineHarness({ sender: scriptedSender(() => ({ ok: false, responseStatus: 500 })) });
-    own(t);
+    const t = await harness({ sender: scriptedSender(() => ({ ok: false, responseStatus: 500 })) });
     const { endpoint } = await t.endpoints.create(SCOPE, {
       url: "https://x.example.com/",
       events: ["message.sent"],
@@ -63,8 +62,7 @@ describe("dispatcher", () => {
   });
 
   it("cancels what is owed to a deleted endpoint and sends nothing more", async () => {
-    const t = await engineHarness();
-    own(t);
+    const t = await harness();
     const { endpoint } = await t.endpoints.create(SCOPE, {
       url: "https://x.example.com/",
       events: ["message.sent"],

@@ -1,23 +1,16 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { engineHarness, SCOPE, sampleMessage } from "../../support/engine-harness.ts";
+import { describe, expect, it } from "vitest";
+import { SCOPE, sampleMessage } from "../../support/engine-harness.ts";
 import { until } from "../../support/until.ts";
+import { setup } from "./engine-suite.ts";
 
 // A due read can find a delivery between its publish's two writes (ADR 2; stores that write them apart).
 // Its event comes a moment later: the delivery is sent then, with no time passing on the clock. It was
 // moved five seconds on before (the amendment of 2026-11-28), which on MongoDB under load left
 // deliveries waiting for the next scheduled read, and this suite's engine, which has none, for ever.
 
-let h: Awaited<ReturnType<typeof engineHarness>> | null = null;
-afterEach(async () => {
-  await h?.dispatcher.stop(1_000);
-  h = null;
-});
-
 describe("a delivery read while its publish is on its way", () => {
   it("is sent once its event is stored, without waiting for the clock", async () => {
-    h = await engineHarness();
-    const t = h;
-    t.dispatcher.start();
+    const t = await setup();
     const { endpoint } = await t.endpoints.create(SCOPE, {
       url: "https://hooks.example.com/a",
       events: ["message.sent"],

@@ -1,22 +1,11 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { DeliveryRequest } from "../../../src/app/ports/sending.ts";
-import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
+import { SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
 import { until } from "../../support/until.ts";
+import { type Harness, harness, setup } from "./engine-suite.ts";
 
 // ADR 16: an endpoint with ordering "fifo" receives its events in the order Herald accepted them, one
 // in flight at a time; a failing event holds the ones after it until it succeeds or is given up.
-
-type Harness = Awaited<ReturnType<typeof engineHarness>>;
-const harnesses: Harness[] = [];
-afterEach(async () => {
-  await Promise.all(harnesses.splice(0).map((h) => h.dispatcher.stop(1_000)));
-});
-
-async function setup(...args: Parameters<typeof engineHarness>) {
-  const h = await engineHarness(...args);
-  harnesses.push(h);
-  return h;
-}
 
 const FIFO = "https://fifo.example.com/";
 const FREE = "https://free.example.com/";
@@ -64,7 +53,6 @@ describe("ordered delivery (ADR 16)", () => {
   it("sends a FIFO endpoint's events in acceptance order, one at a time; an unordered endpoint is not held up", async () => {
     const s = orderSender();
     const t = await setup({ sender: s.sender });
-    t.dispatcher.start();
     const { endpoint } = await t.endpoints.create(SCOPE, {
       url: FIFO,
       events: ["message.sent"],
@@ -89,7 +77,6 @@ describe("ordered delivery (ADR 16)", () => {
     let first = "";
     const s = orderSender((id, n) => id !== first || n >= 3);
     const t = await setup({ sender: s.sender, options: { retryScheduleMs: [5_000, 5_000, 5_000] } });
-    t.dispatcher.start();
     const { endpoint } = await t.endpoints.create(SCOPE, {
       url: FIFO,
       events: ["message.sent"],
@@ -130,7 +117,6 @@ describe("ordered delivery (ADR 16)", () => {
     let first = "";
     const s = orderSender((id) => id !== first);
     const t = await setup({ sender: s.sender, options: { retryScheduleMs: [5_000] } });
-    t.dispatcher.start();
     const { endpoint } = await t.endpoints.create(SCOPE, {
       url: FIFO,
       events: ["message.sent"],
@@ -157,7 +143,7 @@ describe("ordered delivery (ADR 16)", () => {
 
   it("keeps order when an endpoint becomes FIFO after its events were queued, and when a manual retry of an earlier event comes", async () => {
     const s = orderSender();
-    const t = await setup({ sender: s.sender });
+    const t = await harness({ sender: s.sender });
     const { endpoint } = await t.endpoints.create(SCOPE, { url: FIFO, events: ["message.sent"] });
     const ids = await publish(t, 8);
     await t.endpoints.update(SCOPE, endpoint.id, { ordering: "fifo" });
@@ -192,7 +178,6 @@ describe("ordered delivery (ADR 16)", () => {
     });
     const options = { deliveryTimeoutMs: 1_000, leaseMarginMs: 2_000 };
     const first = await setup({ sender: stuck, realTime: true, owner: "a", options });
-    first.dispatcher.start();
     await first.endpoints.create(SCOPE, { url: FIFO, events: ["message.sent"], ordering: "fifo" });
     const ids = await publish(first, 6);
     await until(
@@ -202,7 +187,7 @@ describe("ordered delivery (ADR 16)", () => {
     // Stop with no grace: the third event's attempt is in flight and never recorded.
     await first.dispatcher.stop(0);
     const b = orderSender();
-    const second = await setup({
+    const second = await harness({
       repos: first.repos,
       cipher: first.cipher,
       sender: b.sender,

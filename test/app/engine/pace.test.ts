@@ -1,28 +1,17 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { pacer } from "../../../src/app/engine/pace.ts";
 import type { Prepared } from "../../../src/app/engine/work.ts";
 import type { DueRequest } from "../../../src/app/ports/deliveries.ts";
 import type { Delivery } from "../../../src/domain/delivery.ts";
 import { assignShards, shardOf } from "../../../src/domain/shards.ts";
-import { engineHarness, SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
+import { SCOPE, sampleMessage, scriptedSender } from "../../support/engine-harness.ts";
 import { until } from "../../support/until.ts";
+import { harness, setup } from "./engine-suite.ts";
 
 // ADR 16: no window of one period holds more than `count` attempt starts of a rate-limited endpoint, in
 // real time (these tests run on the machine's clock), by the engine's own record (attempted_at: the pace
 // and the record read one clock). Every assertion on time is such a ceiling, a lower bound on a wait, or
 // an order between two endpoints; none depends on how fast the machine is.
-
-type Harness = Awaited<ReturnType<typeof engineHarness>>;
-const harnesses: Harness[] = [];
-afterEach(async () => {
-  await Promise.all(harnesses.splice(0).map((h) => h.dispatcher.stop(1_000)));
-});
-
-async function setup(...args: Parameters<typeof engineHarness>) {
-  const h = await engineHarness(...args);
-  harnesses.push(h);
-  return h;
-}
 
 /** A sender that answers 200 (or what `fail` says) and notes when each endpoint's request began. */
 function timedSender(fail: (url: string) => boolean = () => false) {
@@ -64,7 +53,6 @@ describe("rate limits (ADR 16)", () => {
   it("keeps a limited endpoint's attempts within its limit, evenly; what waits stays pending at attempt 1; an unlimited endpoint is not held back", async () => {
     const { sender, times } = timedSender();
     const t = await setup({ sender, realTime: true });
-    t.dispatcher.start();
     const limited = await t.endpoints.create(SCOPE, {
       url: LIMITED,
       events: ["message.sent"],
@@ -99,7 +87,7 @@ describe("rate limits (ADR 16)", () => {
 
   it("starts empty: a new owner's first attempt waits one period after it took the shard", async () => {
     const { sender, times } = timedSender();
-    const t = await setup({ sender, realTime: true });
+    const t = await harness({ sender, realTime: true });
     await t.endpoints.create(SCOPE, {
       url: LIMITED,
       events: ["message.sent"],
@@ -118,7 +106,6 @@ describe("rate limits (ADR 16)", () => {
   it("counts retries and manual attempts against the limit, and waiting uses up no retry", async () => {
     const { sender, times } = timedSender(() => true);
     const t = await setup({ sender, realTime: true, options: { retryScheduleMs: [20, 20] } });
-    t.dispatcher.start();
     const limited = await t.endpoints.create(SCOPE, {
       url: LIMITED,
       events: ["message.sent"],
@@ -152,7 +139,6 @@ describe("rate limits (ADR 16)", () => {
   it("applies a limit set by a change at once, and sends freely once it is removed", async () => {
     const { sender, times } = timedSender();
     const t = await setup({ sender, realTime: true });
-    t.dispatcher.start();
     const { endpoint } = await t.endpoints.create(SCOPE, { url: LIMITED, events: ["message.sent"] });
     await t.endpoints.update(SCOPE, endpoint.id, { rateLimit: { count: 2, per: "second" } });
     for (let i = 0; i < 5; i++)
@@ -178,7 +164,7 @@ describe("rate limits (ADR 16)", () => {
 
   it("leaves an endpoint out of the claim read while its turns are used up, so its backlog does not fill batches", async () => {
     const { sender, times } = timedSender();
-    const t = await setup({ sender, realTime: true, options: { queueSize: 4 } });
+    const t = await harness({ sender, realTime: true, options: { queueSize: 4 } });
     const asked: DueRequest[] = [];
     const due = t.repos.deliveries.due.bind(t.repos.deliveries);
     t.repos.deliveries.due = (r) => {
@@ -214,7 +200,6 @@ describe("rate limits (ADR 16)", () => {
     const b = timedSender();
     const options = { deliveryTimeoutMs: 1_000, leaseMarginMs: 2_000 };
     const first = await setup({ sender: a.sender, realTime: true, owner: "a", options });
-    first.dispatcher.start();
     // An endpoint whose shard belongs to "b" once both run.
     const wanted = assignShards(["a", "b"]);
     let id = "";
@@ -242,7 +227,6 @@ describe("rate limits (ADR 16)", () => {
       owner: "b",
       options,
     });
-    second.dispatcher.start();
     await until(
       () => a.times(url).length + b.times(url).length >= 25,
       () => `${a.times(url).length} + ${b.times(url).length} of 25 sent`,

@@ -1,5 +1,6 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { engineHarness, SCOPE, sampleMessage } from "../../support/engine-harness.ts";
+import { describe, expect, it } from "vitest";
+import { SCOPE, sampleMessage } from "../../support/engine-harness.ts";
+import { harness } from "./engine-suite.ts";
 
 // A due read whose page filled before any endpoint's lane did (more endpoints × HERALD_ENDPOINT_CONCURRENCY's
 // lane depth than the queue holds) left every endpoint with more due than it read. Their lanes were half
@@ -8,18 +9,11 @@ import { engineHarness, SCOPE, sampleMessage } from "../../support/engine-harnes
 // HERALD_ENDPOINT_CONCURRENCY=40 or 50: 1,600 deliveries/s against 10,000 at 30). This harness has no
 // scheduled read, so everything due must be sent by the engine's own reads.
 
-let h: Awaited<ReturnType<typeof engineHarness>> | null = null;
-afterEach(async () => {
-  await h?.dispatcher.stop(1_000);
-  h = null;
-});
-
 describe("a due read cut by the queue's size", () => {
   it("reads the rest of each endpoint it read once its lane runs low, without a scheduled read", async () => {
-    h = await engineHarness({
+    const t = await harness({
       options: { concurrency: 8, endpointConcurrency: 2, queueSize: 40, queueDepth: 16 },
     });
-    const t = h;
     for (let i = 0; i < 4; i++)
       await t.endpoints.create(SCOPE, { url: `https://hooks.example.com/${i}`, events: ["message.sent"] });
     // Stored before the engine runs: found by due reads, not handed over by the publishes.

@@ -1,5 +1,6 @@
 import type { StoredEvent } from "../../../src/app/ports/events.ts";
 import type { Cursor, Page, PageRequest, Scope } from "../../../src/app/ports/paging.ts";
+import type { HandedWork } from "../../../src/app/ports/store.ts";
 import type { TokenRecord } from "../../../src/app/ports/tokens.ts";
 import type { Delivery } from "../../../src/domain/delivery.ts";
 import type { Endpoint } from "../../../src/domain/endpoint.ts";
@@ -87,6 +88,22 @@ export function aDelivery(scope: Scope, over: Partial<Delivery> = {}): Delivery 
     headerNames: null,
     ...over,
   };
+}
+
+/** A publish's event and its first deliveries to `n` endpoints, as the events use case writes them. */
+export function publishWork(n: number, data = "d"): HandedWork {
+  const scope = newScope();
+  const event = anEvent(scope, { body: JSON.stringify({ data }), traceparent: null });
+  const deliveries = Array.from({ length: n }, () =>
+    aDelivery(scope, {
+      eventId: event.id,
+      eventType: event.type,
+      sequence: event.sequence,
+      scheduledAt: event.createdAt,
+      createdAt: event.createdAt,
+    }),
+  );
+  return { event: { ...event, targets: deliveries.map((d) => d.webhookId) }, deliveries };
 }
 
 export function aToken(scope: Scope, over: Partial<TokenRecord> = {}): TokenRecord {
