@@ -1,5 +1,7 @@
+import { Socket } from "node:net";
 import { type Channel, type ChannelModel, connect, type GetMessage } from "amqplib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { nodeHmac } from "../../src/adapters/delivery/node-hmac.ts";
 import { createRabbitmqSender } from "../../src/adapters/destinations/rabbitmq.ts";
 import type { BrokerSender } from "../../src/app/ports/sending.ts";
 import type { RabbitmqDestination } from "../../src/domain/destination.ts";
@@ -96,6 +98,35 @@ describe.skipIf(missing)(`the RabbitMQ sender${missing ? ` (skipped: ${missing})
       expect(headers.traceparent).toBe(req.traceparent);
       // A tampered body does not verify: the check above can fail.
       expect(await verifies(req.scheme, `${m.content.toString()} `, headers)).toBe(false);
+    }
+  });
+
+  it("writes the messages published in one turn to the socket together, in one write", async () => {
+    // Node's signer answers at once, as in Herald on Node: the ten sends reach amqplib in one turn.
+    const s = createRabbitmqSender({ timeoutMs: 10_000, allowPrivateNetworks: true, hmac: nodeHmac });
+    const writes = {
+      one: vi.spyOn(Socket.prototype as unknown as { _write: () => void }, "_write"),
+      many: vi.spyOn(Socket.prototype as unknown as { _writev: (chunks: unknown[]) => void }, "_writev"),
+    };
+    try {
+      // Connected and its channel open first: the handshake's own writes are not counted.
+      expect((await s.send(brokerRequest(destination()))).ok).toBe(true);
+      await drain(`orders-${run}`, 1);
+      writes.one.mockClear();
+      writes.many.mockClear();
+      const outcomes = await Promise.all(
+        Array.from({ length: 10 }, () => s.send(brokerRequest(destination()))),
+      );
+      expect(outcomes.every((o) => o.ok)).toBe(true);
+      const toBroker = (spy: typeof writes.one | typeof writes.many) =>
+        spy.mock.calls.filter((_, i) => (spy.mock.contexts[i] as Socket).remotePort === Number(base.port));
+      expect(toBroker(writes.one)).toHaveLength(0);
+      expect(toBroker(writes.many).map(([chunks]) => (chunks as unknown[]).length)).toEqual([10]);
+      await drain(`orders-${run}`, 10);
+    } finally {
+      writes.one.mockRestore();
+      writes.many.mockRestore();
+      await s.close();
     }
   });
 
