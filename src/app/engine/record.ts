@@ -125,7 +125,6 @@ export function recorder(
       answer: failure.answer,
       tries: entry.failures,
     });
-    handedBack[failure.kind] = (handedBack[failure.kind] ?? 0) + 1;
     // Moved on, so it is not claimed and sent again at once (its result would likely fail the same way).
     await repos.deliveries.postpone([id], new Date(now() + handBackMs)).catch((e: unknown) =>
       logger.warn("postponing a handed-back delivery failed; it is sent again when next claimed", {
@@ -133,6 +132,8 @@ export function recorder(
         error: e as Error,
       }),
     );
+    // Counted once handed back for good: whoever reads the count finds the delivery moved on.
+    handedBack[failure.kind] = (handedBack[failure.kind] ?? 0) + 1;
     deps.recorded([id]);
   }
 

@@ -155,6 +155,12 @@ export function recordingCases(makeRepos: () => Promise<Repositories>): void {
     const seen = recordDouble(repos, (rs) =>
       poisoning && rs.some((r) => r.responseBody === "poison") ? refused("document failed validation") : null,
     );
+    // A slow store: the hand-back's move lands a moment after it is asked for, as on a loaded machine.
+    const postpone = repos.deliveries.postpone.bind(repos.deliveries);
+    repos.deliveries.postpone = async (ids, until) => {
+      await new Promise((r) => setTimeout(r, 200));
+      return postpone(ids, until);
+    };
     h = await engineHarness({ repos, sender, logger, options: { flushDelayMs: 50 } });
     h.dispatcher.start();
     const endpoint = await publishMany(h, 30);
