@@ -15,6 +15,10 @@ import { consumeWithJava, kafkaRequest, type Relay, startRelay, startSilentServe
 // endpoints, a hung broker's producer discarded after the attempt timed out, and a broker that went away
 // failing attempts until it is back, then the same sender delivering again.
 const missing = kafkaUnavailable();
+
+/** A process's state letter from /proc (R running, S sleeping, T stopped, ...). */
+const processState = (pid: number): string =>
+  readFileSync(`/proc/${pid}/stat`, "utf8").split(") ").pop()?.charAt(0) ?? "";
 if (missing && BROKERS_REQUIRED) throw new Error(`CI needs Kafka: ${missing}`);
 
 describe.skipIf(missing)(`Kafka producers over time${missing ? ` (skipped: ${missing})` : ""}`, () => {
@@ -143,12 +147,19 @@ describe.skipIf(missing)(`Kafka producers over time${missing ? ` (skipped: ${mis
     const pid = Number(readFileSync(join(kafka.state ?? "", "pid"), "utf8"));
     process.kill(-pid, "SIGSTOP");
     let frozen: Awaited<ReturnType<BrokerSender["send"]>>;
+    let stateAfter = "";
     try {
+      // Sent only once the broker is seen stopped (its state in /proc), so that nothing it does can answer.
+      await until(() => processState(pid) === "T", `the broker (pid ${pid}) stopped`);
       frozen = await s.send(via(r));
+      stateAfter = processState(pid);
     } finally {
       process.kill(-pid, "SIGCONT");
     }
-    expect([frozen.ok, frozen.error]).toEqual([false, "timeout"]);
+    expect([frozen.ok, frozen.error], `the broker's state after the send: ${stateAfter}`).toEqual([
+      false,
+      "timeout",
+    ]);
     await until(async () => (await s.send(via(r))).ok, "a delivery after the broker thawed");
     expect(r.accepted).toBeGreaterThan(1);
   });
