@@ -8,11 +8,18 @@ import type { SendOutcome } from "../../src/domain/delivery.ts";
 import { BROKERS_REQUIRED, type BrokerServer } from "../support/broker-server.ts";
 import { rabbitmqUnavailable, startRabbitmq } from "../support/rabbitmq-server.ts";
 import { runtimeBin } from "../support/runtimes.ts";
-import { type StringAttributes, sqsCall, sqsUnavailable, startSqs } from "../support/sqs-server.ts";
+import {
+  type StringAttributes,
+  sqsCall,
+  sqsReceiveAll,
+  sqsUnavailable,
+  startSqs,
+} from "../support/sqs-server.ts";
 import { brokerRequest, sqsDestination, verifies } from "./helpers.ts";
 
 // The RabbitMQ and SQS senders on Bun and Deno (ADR 27: one library path on every runtime; SQS through
-// fetch after the address check there): one send of each, read back and verified from Node.
+// fetch after the address check there): one send of each, read back and verified from Node; and SQS's
+// batches there: deliveries started together go in fewer requests, a refused one failing alone.
 const missing = rabbitmqUnavailable() ?? sqsUnavailable();
 if (missing && BROKERS_REQUIRED)
   throw new Error(`CI needs RabbitMQ and an SQS-compatible server: ${missing}`);
@@ -24,6 +31,25 @@ const RUNTIMES = [
   { name: "deno" as const, args: ["run", "--allow-all", "--node-modules-dir=manual", "--no-lock", fixture] },
 ];
 
+/** The fixture's answer: each request's outcome, and each SQS request it made. */
+interface Sent {
+  outcomes: SendOutcome[];
+  sqsRequests: { action: string; messages: number }[];
+}
+
+async function sendOn(
+  runtime: (typeof RUNTIMES)[number],
+  requests: BrokerDeliveryRequest[],
+  mode: "apart" | "together",
+): Promise<Sent> {
+  const { stdout } = await promisify(execFile)(
+    runtimeBin(runtime.name),
+    [...runtime.args, JSON.stringify(requests), mode],
+    { cwd: root, timeout: 120_000 },
+  );
+  return JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Sent;
+}
+
 describe.skipIf(missing)(
   `the broker senders on Bun and Deno${missing ? ` (skipped: ${missing})` : ""}`,
   () => {
@@ -32,6 +58,7 @@ describe.skipIf(missing)(
     let admin: ChannelModel;
     let ch: Channel;
     let queueUrl: string;
+    let batchQueueUrl: string;
     const amqpQueue = `runtimes-${Date.now().toString(36)}`;
 
     beforeAll(async () => {
@@ -40,6 +67,9 @@ describe.skipIf(missing)(
       ch = await admin.createChannel();
       await ch.assertQueue(amqpQueue, { durable: true });
       queueUrl = String((await sqsCall(sqs.env, "CreateQueue", { QueueName: amqpQueue })).QueueUrl);
+      batchQueueUrl = String(
+        (await sqsCall(sqs.env, "CreateQueue", { QueueName: `${amqpQueue}-batch` })).QueueUrl,
+      );
     });
     afterAll(async () => {
       await admin?.close().catch(() => {});
@@ -71,15 +101,7 @@ describe.skipIf(missing)(
           { endpointId: "ep_unroutable" },
         ),
       ];
-      const { stdout } = await promisify(execFile)(
-        runtimeBin(runtime.name),
-        [...runtime.args, JSON.stringify(requests)],
-        {
-          cwd: root,
-          timeout: 120_000,
-        },
-      );
-      const outcomes = JSON.parse(stdout.trim().split("\n").at(-1) ?? "[]") as SendOutcome[];
+      const { outcomes } = await sendOn(runtime, requests, "apart");
       expect(outcomes.map((o) => o.error)).toEqual([null, null, "unroutable"]);
       expect(outcomes[0]?.receipt).toEqual({ delivery_tag: 1 });
 
@@ -111,5 +133,42 @@ describe.skipIf(missing)(
       if (got)
         await sqsCall(sqs.env, "DeleteMessage", { QueueUrl: queueUrl, ReceiptHandle: got.ReceiptHandle });
     });
+
+    it.each(RUNTIMES)(
+      "sends SQS deliveries started together in fewer requests on $name, a refused one failing alone",
+      async (runtime) => {
+        const dest = sqsDestination(sqs.env, batchQueueUrl);
+        const requests = Array.from({ length: 8 }, (_, i) =>
+          brokerRequest(dest, { scheme: i % 2 === 0 ? "herald-v1" : "standard-webhooks" }),
+        );
+        // SQS refuses a body with a character outside XML's (InvalidMessageContents).
+        const refused = brokerRequest(dest, { body: '{"bad":"\u0000"}' });
+        requests.splice(4, 0, refused);
+        const { outcomes, sqsRequests } = await sendOn(runtime, requests, "together");
+        expect(outcomes.map((o) => o.error)).toEqual(
+          requests.map((r) => (r === refused ? "broker_rejected" : null)),
+        );
+        const sends = sqsRequests.filter((r) => r.action.startsWith("SendMessage"));
+        expect(sends.reduce((n, r) => n + r.messages, 0)).toBe(requests.length);
+        expect(sends.length).toBeLessThan(requests.length);
+
+        const stored = requests.filter((r) => r !== refused);
+        const got = await sqsReceiveAll<{
+          MessageId: string;
+          Body: string;
+          ReceiptHandle: string;
+          MessageAttributes: StringAttributes;
+        }>(sqs.env, batchQueueUrl, stored.length);
+        expect(got).toHaveLength(stored.length);
+        for (const req of stored) {
+          const m = got.find((g) => g.MessageId === outcomes[requests.indexOf(req)]?.receipt?.message_id);
+          expect(m?.Body, `the message of ${req.eventId}`).toBe(req.body);
+          const headers = Object.fromEntries(
+            Object.entries(m?.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue]),
+          );
+          expect(await verifies(req.scheme, req.body, headers)).toBe(true);
+        }
+      },
+    );
   },
 );

@@ -87,10 +87,12 @@ const THROTTLED = new Set([
 
 /**
  * Names an SQS answer that is not a 200 (ADR 27): a missing queue, refused credentials, a 5xx or a
- * throttle (a `connection_error`, so Herald's backoff retries it), any other 4xx `broker_rejected`.
+ * throttle (a `connection_error`, so Herald's backoff retries it), a batch over SQS's size limit, any
+ * other 4xx `broker_rejected`. A SendMessageBatch entry's failure is named as SendMessage's would be.
  */
 export function sqsFailure(status: number, type: string): SendError {
   if (NOT_FOUND.has(type)) return "destination_not_found";
+  if (type === "BatchRequestTooLong") return "message_too_large";
   if (AUTH.has(type)) return "auth_error";
   if (THROTTLED.has(type) || status >= 500 || status === 429) return "connection_error";
   if (status === 403 || status === 401) return "auth_error";

@@ -11,6 +11,7 @@ import { elapsed, failureOutcome } from "../delivery/outcome.ts";
 import type { ProxyRoute } from "../delivery/proxy-tunnel.ts";
 import { brokerMessageHeaders, stored, withoutSecrets } from "./message-headers.ts";
 import { signV4 } from "./sigv4.ts";
+import { type FailedEntry, SqsBatcher, type SqsEntry } from "./sqs-batch.ts";
 import { type HttpPost, runtimePost } from "./sqs-http.ts";
 import {
   isFifoQueue,
@@ -57,11 +58,19 @@ interface QueueLimit {
 const DEFAULT_MAX_SIZE = 262_144;
 
 /**
- * Sends deliveries to Amazon SQS queues over SQS's JSON protocol, signed with SigV4 (ADR 27): one
- * SendMessage per delivery, the body as MessageBody, the signed headers as String attributes, a FIFO
- * queue's group and deduplication ids from the request. Stored means a 200 whose MD5s of the body and
- * the attributes are Herald's own. A message over the queue's MaximumMessageSize (read with
- * GetQueueAttributes once per endpoint and version) is refused before sending. Never throws.
+ * Batch requests in flight at once per standard queue (ADR 27, "SQS: SendMessageBatch"). A FIFO queue has
+ * one, so its messages are stored in the order they were sent.
+ */
+const STANDARD_IN_FLIGHT = 2;
+
+/**
+ * Sends deliveries to Amazon SQS queues over SQS's JSON protocol, signed with SigV4 (ADR 27): the body
+ * as MessageBody, the signed headers as String attributes, a FIFO queue's group and deduplication ids
+ * from the request. An endpoint version's deliveries that meet in a turn, or while its requests are in
+ * flight, go in one SendMessageBatch (sqs-batch.ts); a lone one as SendMessage. Stored means SQS's answer
+ * for that message carries MD5s of the body and the attributes that are Herald's own. A message over the
+ * queue's MaximumMessageSize (read with GetQueueAttributes once per endpoint and version) is refused
+ * before sending. Never throws.
  */
 export function createSqsSender(options: SqsSenderOptions): BrokerSender {
   const isBlocked = options.allowPrivateNetworks ? () => false : (options.isBlocked ?? isBlockedAddress);
@@ -76,6 +85,8 @@ export function createSqsSender(options: SqsSenderOptions): BrokerSender {
     });
   const deadlines = new DeadlineQueue(options.timeoutMs);
   const limits = new Map<string, QueueLimit>();
+  /** One batcher per endpoint and version with messages queued or in flight; gone when idle. */
+  const batchers = new Map<string, SqsBatcher>();
   let closed = false;
 
   async function call(d: SqsDestination, action: string, input: object, signal: AbortSignal) {
@@ -137,6 +148,46 @@ export function createSqsSender(options: SqsSenderOptions): BrokerSender {
     return limit.maxSize;
   }
 
+  function batcherFor(req: BrokerDeliveryRequest, d: SqsDestination): SqsBatcher {
+    const key = `${req.endpointId} ${req.version}`;
+    const known = batchers.get(key);
+    if (known) return known;
+    const entryOf = (e: SqsEntry, id?: string) => ({
+      ...(id === undefined ? { QueueUrl: d.queueUrl } : { Id: id }),
+      MessageBody: e.body,
+      MessageAttributes: e.attributes,
+      ...(e.fifo ? { MessageGroupId: e.fifo.groupId, MessageDeduplicationId: e.fifo.deduplicationId } : {}),
+    });
+    const batcher = new SqsBatcher(
+      {
+        sendMessage: (e, signal) => call(d, "SendMessage", entryOf(e), signal),
+        sendMessageBatch: (es, signal) =>
+          call(
+            d,
+            "SendMessageBatch",
+            { QueueUrl: d.queueUrl, Entries: es.map((e, i) => entryOf(e, String(i))) },
+            signal,
+          ),
+        failed: (f: FailedEntry) => {
+          // As SendMessage refused with this code would be: the sender's fault a 400, SQS's a 500.
+          const type = String(f.Code ?? "");
+          const text = `SendMessageBatch: ${type}: ${String(f.Message ?? "")}`;
+          return new SqsRefusal(
+            sqsFailure(f.SenderFault === false ? 500 : 400, type),
+            withoutSecrets(text, [d.secretAccessKey, d.sessionToken]),
+          );
+        },
+        tooLarge: (err) => err instanceof SqsRefusal && err.error === "message_too_large",
+      },
+      isFifoQueue(d.queueUrl) ? 1 : STANDARD_IN_FLIGHT,
+      () => {
+        if (batchers.get(key) === batcher) batchers.delete(key);
+      },
+    );
+    batchers.set(key, batcher);
+    return batcher;
+  }
+
   async function attempt(
     req: BrokerDeliveryRequest,
     signal: AbortSignal,
@@ -152,25 +203,22 @@ export function createSqsSender(options: SqsSenderOptions): BrokerSender {
         body: `${size} bytes (body and attributes) is over the queue's MaximumMessageSize of ${limit}`,
       });
     }
-    const fifo = isFifoQueue(d.queueUrl);
-    const answer = await call(
-      d,
-      "SendMessage",
-      {
-        QueueUrl: d.queueUrl,
-        MessageBody: req.body,
-        MessageAttributes: attributes,
-        ...(fifo ? { MessageGroupId: req.messageKey, MessageDeduplicationId: req.deduplicationId } : {}),
-      },
+    const answer = await batcherFor(req, d).add({
+      body: req.body,
+      attributes,
+      size,
       signal,
-    );
+      ...(isFifoQueue(d.queueUrl)
+        ? { fifo: { groupId: req.messageKey, deduplicationId: req.deduplicationId } }
+        : {}),
+    });
     // What was stored must be what was sent.
     if (
       answer.MD5OfMessageBody !== md5OfBody(req.body) ||
       answer.MD5OfMessageAttributes !== md5OfAttributes(attributes)
     ) {
       return failureOutcome("broker_rejected", elapsed(start), {
-        body: `SendMessage answered MD5s that are not the message's (body ${String(answer.MD5OfMessageBody)}, attributes ${String(answer.MD5OfMessageAttributes)})`,
+        body: `SQS answered MD5s that are not the message's (body ${String(answer.MD5OfMessageBody)}, attributes ${String(answer.MD5OfMessageAttributes)})`,
       });
     }
     const receipt: Record<string, string> = { message_id: String(answer.MessageId ?? "") };
@@ -209,6 +257,7 @@ export function createSqsSender(options: SqsSenderOptions): BrokerSender {
     async close() {
       closed = true;
       limits.clear();
+      for (const b of batchers.values()) b.close(() => new Error("the SQS sender is closed"));
       await post.close?.();
     },
   };
