@@ -148,20 +148,31 @@ export class PostgresDueSignals implements DueSignals, PublishCarrier {
     if (!this.sending) void this.send();
   }
 
-  listen(heard: (endpointIds: readonly string[], work: HandedWork | null) => void): () => void {
+  listen(
+    heard: (endpointIds: readonly string[], work: HandedWork | null) => void,
+    relistened?: () => void,
+  ): () => void {
     let stopped = false;
     const listening = this.sql
-      .listen(DUE_CHANNEL, (payload) => {
-        if (payload.startsWith("!")) this.heard(payload);
-        if (stopped || payload.startsWith("!")) return;
-        const work = decodeHandedWork(payload);
-        const ids = work
-          ? [...new Set(work.deliveries.map((d) => d.webhookId))]
-          : payload.startsWith("{")
-            ? []
-            : parseEndpointIds(payload);
-        if (ids.length > 0) heard(ids, work);
-      })
+      .listen(
+        DUE_CHANNEL,
+        (payload) => {
+          if (payload.startsWith("!")) this.heard(payload);
+          if (stopped || payload.startsWith("!")) return;
+          const work = decodeHandedWork(payload);
+          const ids = work
+            ? [...new Set(work.deliveries.map((d) => d.webhookId))]
+            : payload.startsWith("{")
+              ? []
+              : parseEndpointIds(payload);
+          if (ids.length > 0) heard(ids, work);
+        },
+        // postgres.js calls this once LISTEN is in place, and again each time it re-listens on a new
+        // connection after a lost one: what was notified in between is gone.
+        () => {
+          if (!stopped) relistened?.();
+        },
+      )
       .catch(() => null);
     return () => {
       stopped = true;

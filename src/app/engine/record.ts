@@ -51,6 +51,8 @@ export function recorder(
     clock: Clock;
     logger: Logger;
     recorded(ids: readonly string[]): void;
+    /** Written (a read started after finds it): a follow-up, or a hand-back not moved on, due at `at` (ms). */
+    due?(at: number): void;
     /** Recording may take new work again (see `accepting`). */
     resumed?(): void;
     /**
@@ -127,12 +129,14 @@ export function recorder(
     });
     handedBack[failure.kind] = (handedBack[failure.kind] ?? 0) + 1;
     // Moved on, so it is not claimed and sent again at once (its result would likely fail the same way).
-    await repos.deliveries.postpone([id], new Date(now() + handBackMs)).catch((e: unknown) =>
+    // (Moved on, it is found by the reads as it comes due; not moved, it is due now: read for it.)
+    await repos.deliveries.postpone([id], new Date(now() + handBackMs)).catch((e: unknown) => {
       logger.warn("postponing a handed-back delivery failed; it is sent again when next claimed", {
         delivery_id: id,
         error: e as Error,
-      }),
-    );
+      });
+      deps.due?.(now());
+    });
     deps.recorded([id]);
   }
 
@@ -163,6 +167,8 @@ export function recorder(
         stalledSince = null;
         lastFailure = null;
         deps.recorded(entries.map((e) => e.result.id));
+        const next = entries.flatMap((e) => (e.result.next ? [e.result.next.scheduledAt.getTime()] : []));
+        if (next.length > 0) deps.due?.(Math.min(...next));
       },
       failed(failure: StoreFailure, entries: readonly Entry[]) {
         lastFailure = failure.kind;

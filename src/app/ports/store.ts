@@ -47,9 +47,14 @@ export interface DueSignals {
   announce(endpointIds: readonly string[], work?: HandedWork): void;
   /**
    * Calls `heard` with the endpoints of each announcement (this process's own included) until stopped,
-   * and with the work it carried when it carried some (null otherwise: read for it).
+   * and with the work it carried when it carried some (null otherwise: read for it). Calls `listening`
+   * each time the channel starts listening, the first time and again after a lost connection: what was
+   * announced before may never be heard, and is to be read for.
    */
-  listen(heard: (endpointIds: readonly string[], work: HandedWork | null) => void): () => void;
+  listen(
+    heard: (endpointIds: readonly string[], work: HandedWork | null) => void,
+    listening?: () => void,
+  ): () => void;
   /**
    * Resolves once every announcement committed before this call has been passed to `heard`, or was lost
    * with the listening connection (PostgreSQL delivers notifications in commit order, so the store sends
