@@ -33,7 +33,7 @@ export interface ReadStart {
 export function scheduledRead(options: { capMs: number } = { capMs: SCHEDULED_READ_CAP_MS }) {
   /** Whether the last read that landed answered `next`: only then may a tick skip its read. */
   let known = false;
-  /** Wall-clock ms at which a read is needed (the answer, the cap, what was noted since). */
+  /** Wall-clock ms at which a read is needed (what the last read answered, what was noted since). */
   let readAt = Number.NEGATIVE_INFINITY;
   /** When the last read that landed started. */
   let lastRead = Number.NEGATIVE_INFINITY;
@@ -65,7 +65,7 @@ export function scheduledRead(options: { capMs: number } = { capMs: SCHEDULED_RE
       covered = start.shards;
       liveThen = start.live;
       const answered = next?.getTime() ?? Number.POSITIVE_INFINITY;
-      readAt = Math.min(answered, start.at + options.capMs, notedSince);
+      readAt = Math.min(answered, notedSince);
     },
     /** The latest time a read may ask the store to look ahead to (`until`) and still be useful. */
     horizon(at: number): Date {
