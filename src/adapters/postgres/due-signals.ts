@@ -186,7 +186,7 @@ export class PostgresDueSignals implements DueSignals, PublishCarrier {
       while (this.waiting.size > 0 || this.handed.length > 0) {
         const payloads = [...this.handed.splice(0), ...joinWithin([...this.waiting], PAYLOAD_MAX)];
         this.waiting.clear();
-        // Lost with the connection or the database: the owner's own reads find the work (at most 1 s).
+        // Lost with the connection or the database: the owner's own reads find the work (at most 5 s, ADR 30).
         // Nothing here needs to outlive a crash: its commit does not wait for the disk. Every payload
         // waiting goes in this one statement (each its own notification), as one JSON text: an array
         // parameter would need the connection's array types, not known yet on a client's first statement.

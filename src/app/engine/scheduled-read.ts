@@ -1,5 +1,8 @@
-/** The longest between two due reads whatever the answers say: a wake-up lost only delays work this long. */
-export const SCHEDULED_READ_CAP_MS = 5_000;
+/**
+ * A tick this long after the last due read reads, whatever the answers said: ticks come every second, so
+ * due reads are at most 5 s apart, and a wake-up lost delays work no longer than that (ADR 30).
+ */
+export const SCHEDULED_READ_CAP_MS = 4_000;
 
 /** What a due read covered, taken as it starts (`reading`). */
 export interface ReadStart {

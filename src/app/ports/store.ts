@@ -31,7 +31,8 @@ export interface Repositories {
 /**
  * Announcements of stored due work, by endpoint, heard by every process on the same database. Best
  * effort: an announcement lost (a connection dropped, a process starting) delays that work to its owner's
- * next read (at most the one-second schedule), and never loses it.
+ * next read (a read at once when the channel listens again; at most 5 s apart otherwise, ADR 30), and
+ * never loses it.
  */
 export interface DueSignals {
   /**
