@@ -5,7 +5,7 @@ import type { Delivery } from "../../domain/delivery.ts";
 import { type Answer, type NaturalBatchOptions, naturalBatch, PUBLISH_BATCHING } from "../natural-batch.ts";
 import { DUE_CHANNEL, type PublishCarrier } from "./due-signals.ts";
 import { isUnavailable } from "./errors.ts";
-import { type ProofCarrier, proofColumn } from "./process-lock.ts";
+import { type ProofCarrier, proofColumns } from "./process-lock.ts";
 import { texts } from "./rows/arrays.ts";
 import {
   deliveryColumns,
@@ -118,26 +118,22 @@ export class PostgresEvents implements EventRepository {
     const from = notices.length === 0 ? sql`written` : sql`written, notified`;
     // The proof of life rides along when one is wanted: whether the lock's key is granted (ADR 25).
     const proof = this.proofs?.carry() ?? null;
-    const proven = proofColumn(sql, proof);
-    let rows: { id: string; proof?: boolean }[];
+    const proven = proofColumns(sql, proof);
+    let rows: { id: string; proof?: boolean }[] = [];
     let notified = notices.length > 0;
     try {
-      rows = await this.insertRows(
-        sorted,
-        events,
-        deliveries,
-        sql`${notify} SELECT id${proven} FROM ${from}`,
-      );
-    } catch (e) {
-      // A publish never fails for its notifications (PostgreSQL's NOTIFY queue full, behind a listener
-      // that stopped reading; a payload refused): written without them, the owners' reads find the work.
-      if (!notified || isUnavailable(e)) throw e;
-      rows = await this.insertRows(sorted, events, deliveries, sql`SELECT id${proven} FROM written`);
-      notified = false;
+      const tail = sql`${notify} SELECT id${proven} FROM ${from}`;
+      rows = await this.insertRows(sorted, events, deliveries, tail).catch((e: unknown) => {
+        // A publish never fails for its notifications (PostgreSQL's NOTIFY queue full, behind a listener
+        // that stopped reading; a payload refused): written without them, the owners' reads find the work.
+        if (!notified || isUnavailable(e)) throw e;
+        notified = false;
+        return this.insertRows(sorted, events, deliveries, sql`SELECT id${proven} FROM written`);
+      });
+    } finally {
+      // No row (a repeat, a failure): its lookup and heartbeat never ran; the next check proves it.
+      if (proof) this.proofs!.carried(proof, rows.length > 0 ? rows.some((r) => r.proof === true) : null);
     }
-    // A repeat writes no row, and then proves nothing either (the next check does).
-    const held = rows.some((r) => r.proof === true);
-    if (proof) this.proofs!.carried(proof, held);
     const won = new Set(rows.map((r) => r.id));
     if (notified) {
       const noticed = new Set(notices.map((x) => x.eventId));

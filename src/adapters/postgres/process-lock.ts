@@ -18,14 +18,19 @@ export interface CarriedProof {
   key: string;
   /** performance.now() as the statement was sent. */
   began: number;
+  /** A read cache heartbeat it carries too, as the checks it stands in for did (ADR 30); null: none. */
+  beat: string | null;
 }
 
 /** What a statement sent anyway (a publish) asks to carry this process's proof of life when one is wanted. */
 export interface ProofCarrier {
   /** The proof to carry in a statement about to be sent; null when none is wanted yet or no lock is held. */
   carry(): CarriedProof | null;
-  /** The statement that carried `proof` answered whether its key was granted. */
-  carried(proof: CarriedProof, held: boolean): void;
+  /**
+   * The statement that carried `proof` answered whether its key was granted; null when it failed or
+   * answered no row (its lookup and heartbeat never ran).
+   */
+  carried(proof: CarriedProof, held: boolean | null): void;
 }
 
 /**
@@ -106,10 +111,11 @@ export class ProcessLocks implements ProofCarrier {
     const began = performance.now();
     if (began - this.provenAt < CARRY_AFTER_MS) return null;
     const [processId, { key }] = [...this.held][0]!;
-    return { processId, key, began };
+    return { processId, key, began, beat: this.nextBeat() };
   }
 
-  carried(proof: CarriedProof, held: boolean): void {
+  carried(proof: CarriedProof, held: boolean | null): void {
+    if (held === null && proof.beat !== null) this.beatLost(proof.beat);
     // Not granted, or taken again meanwhile under a new key: no proof (a check tells a break).
     if (!held || this.held.get(proof.processId)?.key !== proof.key) return;
     this.saw(proof.began);
@@ -200,9 +206,13 @@ export function lockOf(sql: Sql, key: PendingQuery<Row[]>) {
     AND l.classid = ((${key} >> 32) & 4294967295)::oid AND l.objid = (${key} & 4294967295)::oid`;
 }
 
-/** A column `proof`: whether the carried proof's key is granted (nothing when none is carried). */
-export function proofColumn(sql: Sql, proof: CarriedProof | null) {
-  return proof === null
-    ? sql``
-    : sql`, EXISTS (SELECT 1 FROM pg_locks l WHERE ${lockOf(sql, sql`${proof.key}::bigint`)}) AS proof`;
+/**
+ * Columns for a statement's select list: `proof`, whether the carried proof's key is granted, and its
+ * heartbeat sent; nothing when none is carried. Uncorrelated, each runs once however many rows.
+ */
+export function proofColumns(sql: Sql, proof: CarriedProof | null) {
+  if (proof === null) return sql``;
+  const beat =
+    proof.beat === null ? sql`` : sql`, (SELECT pg_notify(${CACHE_CHANNEL}, ${proof.beat}))::text AS beat`;
+  return sql`, EXISTS (SELECT 1 FROM pg_locks l WHERE ${lockOf(sql, sql`${proof.key}::bigint`)}) AS proof${beat}`;
 }

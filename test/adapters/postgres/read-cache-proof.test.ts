@@ -1,12 +1,13 @@
 import type { Sql } from "postgres";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
+import { PostgresEvents } from "../../../src/adapters/postgres/events.ts";
 import { migrate } from "../../../src/adapters/postgres/migrate.ts";
 import { ProcessLocks } from "../../../src/adapters/postgres/process-lock.ts";
 import { CACHE_TTL_MS, ReadCache } from "../../../src/adapters/postgres/read-cache.ts";
 import { createPostgresRepositories } from "../../../src/adapters/postgres/repositories.ts";
 import type { Repositories } from "../../../src/app/ports/store.ts";
-import { aToken, newScope } from "../../app/ports/fixtures.ts";
+import { anEvent, aToken, newScope } from "../../app/ports/fixtures.ts";
 import { describeOnServer, type FreshPostgres, freshPostgresDatabase } from "../../support/postgres.ts";
 import { until } from "../../support/until.ts";
 
@@ -115,6 +116,28 @@ describeOnServer("on a PostgreSQL server", () => {
         await t.find();
       }
       expect(now).toBeGreaterThan(CACHE_TTL_MS);
+      expect(t.reads()).toBe(t.readsBefore);
+    } finally {
+      await locks.close();
+    }
+  });
+
+  it("is kept by a publish that carries the proof of life in its statement: the heartbeat rides with it", async () => {
+    const locks = new ProcessLocks(() => openPostgres(db.url, { ...db.options, max: 1 }), cache);
+    const events = new PostgresEvents(sqlHere, undefined, null, locks);
+    try {
+      expect(await locks.hold("proof-publisher")).toBe(false);
+      const t = await oneTokenRead();
+      for (let i = 0; i < 2; i++) {
+        now += 700;
+        // The last proof 300 ms old (real time): the publish carries one, and the cache's heartbeat.
+        await new Promise((r) => setTimeout(r, 350));
+        await events.insertWithDeliveries(anEvent(newScope()), []);
+        await answered();
+      }
+      // Not served meanwhile (which would send a heartbeat of its own): kept by the publishes' alone.
+      expect(now).toBeGreaterThan(CACHE_TTL_MS);
+      await t.find();
       expect(t.reads()).toBe(t.readsBefore);
     } finally {
       await locks.close();
