@@ -59,7 +59,8 @@ export function deliveryUseCases(deps: AppDeps) {
         createdAt: now,
       });
       await repos.deliveries.insertMany([delivery]);
-      signal.notify();
+      // The endpoint's owner may be another process: it is told (ADR 30).
+      signal.notify({ endpointIds: [delivery.webhookId] });
       return delivery;
     },
   };

@@ -111,7 +111,7 @@ export function endpointTools(deps: AppDeps, events: EventUseCases) {
         queued += replays.length;
         if (batch.length < RECOVERY_PAGE) break;
       }
-      if (queued > 0) signal.notify();
+      if (queued > 0) signal.notify({ endpointIds: [endpoint.id] });
       return { queued, since, until: end };
     },
   };

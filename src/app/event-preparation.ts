@@ -97,7 +97,7 @@ export function publishPreparation(deps: AppDeps, fanOut: EventAcceptance["fanOu
     // Younger than that, the flag may only be waiting for its batched write, not for a dead process.
     if (earlier.fanoutPending && now.getTime() - earlier.createdAt.getTime() >= REPLAY_FINISHES_AFTER_MS) {
       await fanOut(earlier, now);
-      signal.notify();
+      signal.notify({ endpointIds: earlier.targets });
     }
     return { envelope: envelopeOf(earlier), endpoints: earlier.targets.length, replayed: true };
   }

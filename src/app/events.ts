@@ -179,7 +179,7 @@ export function eventUseCases(deps: AppDeps, metrics: FanOutMetrics) {
       const now = clock.now();
       const pending = await repos.events.listFanoutPending(new Date(now.getTime() - FANOUT_GRACE_MS), limit);
       for (const event of pending) await fanOut(event, now);
-      if (pending.length > 0) signal.notify();
+      if (pending.length > 0) signal.notify({ endpointIds: [...new Set(pending.flatMap((e) => e.targets))] });
       return pending.length;
     },
   };

@@ -3,10 +3,12 @@ import type {
   AttemptResult,
   DeliveryFilter,
   DeliveryRepository,
+  DueAnswer,
   DueRequest,
 } from "../../app/ports/deliveries.ts";
 import type { Page, PageRequest, Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
+import { readDue } from "./due-read.ts";
 import { afterCursor, fetchSize, newestFirst, toPage } from "./paging.ts";
 import { OID } from "./rows/arrays.ts";
 import { type DeliveryRow, deliveryColumns, deliveryFromRow, deliveryRecords } from "./rows/deliveries.ts";
@@ -107,29 +109,9 @@ export class PostgresDeliveries implements DeliveryRepository {
     return r.count;
   }
 
-  /**
-   * One read of the partial index `deliveries_due` (pending rows only), earliest first. The exclusions
-   * are filters on the rows the index finds; each is left out of the statement when empty. Nothing is
-   * written (ADR 9). `perEndpointLimit` is not applied, as on MongoDB: honouring it exactly means reading
-   * past the page (a window over every due row), and stopping at the page instead would answer a short
-   * page while more is due, which tells the engine there is nothing more to read. The engine keeps to
-   * each endpoint's room itself, and leaves a full endpoint out of its next read.
-   */
-  async due(r: DueRequest): Promise<Delivery[]> {
-    if (r.limit <= 0 || (r.shards !== null && r.shards.length === 0)) return [];
-    const sql = this.sql;
-    const rows = await sql<DeliveryRow[]>`SELECT * FROM deliveries
-      WHERE status = 'pending' AND scheduled_at <= ${r.now}
-        ${r.shards === null ? sql`` : sql`AND shard = ANY(${sql.array([...r.shards], OID.int4)}::integer[])`}
-        ${
-          r.excludeWebhookIds.length === 0
-            ? sql``
-            : sql`AND webhook_id <> ALL(${sql.array(unique(r.excludeWebhookIds), OID.text)}::text[])`
-        }
-        ${r.excludeIds.length === 0 ? sql`` : sql`AND id <> ALL(${sql.array([...r.excludeIds], OID.text)}::text[])`}
-      ORDER BY scheduled_at
-      LIMIT ${r.limit}`;
-    return rows.map(deliveryFromRow);
+  /** One read of the partial index `deliveries_due` (due-read.ts). */
+  async due(r: DueRequest): Promise<DueAnswer> {
+    return readDue(this.sql, r);
   }
 
   async postpone(ids: readonly string[], until: Date): Promise<void> {

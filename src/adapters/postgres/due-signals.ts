@@ -148,20 +148,31 @@ export class PostgresDueSignals implements DueSignals, PublishCarrier {
     if (!this.sending) void this.send();
   }
 
-  listen(heard: (endpointIds: readonly string[], work: HandedWork | null) => void): () => void {
+  listen(
+    heard: (endpointIds: readonly string[], work: HandedWork | null) => void,
+    relistened?: () => void,
+  ): () => void {
     let stopped = false;
     const listening = this.sql
-      .listen(DUE_CHANNEL, (payload) => {
-        if (payload.startsWith("!")) this.heard(payload);
-        if (stopped || payload.startsWith("!")) return;
-        const work = decodeHandedWork(payload);
-        const ids = work
-          ? [...new Set(work.deliveries.map((d) => d.webhookId))]
-          : payload.startsWith("{")
-            ? []
-            : parseEndpointIds(payload);
-        if (ids.length > 0) heard(ids, work);
-      })
+      .listen(
+        DUE_CHANNEL,
+        (payload) => {
+          if (payload.startsWith("!")) this.heard(payload);
+          if (stopped || payload.startsWith("!")) return;
+          const work = decodeHandedWork(payload);
+          const ids = work
+            ? [...new Set(work.deliveries.map((d) => d.webhookId))]
+            : payload.startsWith("{")
+              ? []
+              : parseEndpointIds(payload);
+          if (ids.length > 0) heard(ids, work);
+        },
+        // postgres.js calls this once LISTEN is in place, and again each time it re-listens on a new
+        // connection after a lost one: what was notified in between is gone.
+        () => {
+          if (!stopped) relistened?.();
+        },
+      )
       .catch(() => null);
     return () => {
       stopped = true;
@@ -175,7 +186,7 @@ export class PostgresDueSignals implements DueSignals, PublishCarrier {
       while (this.waiting.size > 0 || this.handed.length > 0) {
         const payloads = [...this.handed.splice(0), ...joinWithin([...this.waiting], PAYLOAD_MAX)];
         this.waiting.clear();
-        // Lost with the connection or the database: the owner's own reads find the work (at most 1 s).
+        // Lost with the connection or the database: the owner's own reads find the work (at most 5 s, ADR 30).
         // Nothing here needs to outlive a crash: its commit does not wait for the disk. Every payload
         // waiting goes in this one statement (each its own notification), as one JSON text: an array
         // parameter would need the connection's array types, not known yet on a client's first statement.

@@ -5,6 +5,7 @@ import type { Delivery } from "../../domain/delivery.ts";
 import { type Answer, type NaturalBatchOptions, naturalBatch, PUBLISH_BATCHING } from "../natural-batch.ts";
 import { DUE_CHANNEL, type PublishCarrier } from "./due-signals.ts";
 import { isUnavailable } from "./errors.ts";
+import { type ProofCarrier, proofColumns } from "./process-lock.ts";
 import { texts } from "./rows/arrays.ts";
 import {
   deliveryColumns,
@@ -26,17 +27,21 @@ export class PostgresEvents implements EventRepository {
   /**
    * `batching`: how concurrent publishes are grouped into one statement (natural-batch.ts). `carrier`:
    * the due channel, whose notifications of a publish's work for other processes' shards the publish
-   * statement sends itself (ADR 30): no statement of their own, and in the publish's commit.
+   * statement sends itself (ADR 30): no statement of their own, and in the publish's commit. `proofs`:
+   * this process's proof of life, looked up by the publish statement when one is wanted (ADR 25).
    */
   private readonly sql: Sql;
   private readonly carrier: PublishCarrier | null;
+  private readonly proofs: ProofCarrier | null;
   constructor(
     sql: Sql,
     batching: NaturalBatchOptions = PUBLISH_BATCHING,
     carrier: PublishCarrier | null = null,
+    proofs: ProofCarrier | null = null,
   ) {
     this.sql = sql;
     this.carrier = carrier;
+    this.proofs = proofs;
     this.publishBatched = naturalBatch((calls: readonly Publish[]) => this.write(calls), batching);
   }
 
@@ -111,16 +116,26 @@ export class PostgresEvents implements EventRepository {
             JOIN written w ON w.id = n.x->>0
           )`;
     const from = notices.length === 0 ? sql`written` : sql`written, notified`;
-    let won: Set<string>;
+    // The proof of life rides along when one is wanted: whether the lock's key is granted (ADR 25).
+    const proof = this.proofs?.carry() ?? null;
+    const proven = proofColumns(sql, proof);
+    let rows: { id: string; proof?: boolean }[] = [];
+    let notified = notices.length > 0;
     try {
-      won = await this.insertRows(sorted, events, deliveries, notify, from);
-    } catch (e) {
-      // A publish never fails for its notifications (PostgreSQL's NOTIFY queue full, behind a listener
-      // that stopped reading; a payload refused): written without them, the owners' reads find the work.
-      if (notices.length === 0 || isUnavailable(e)) throw e;
-      return this.insertRows(sorted, events, deliveries, sql``, sql`written`);
+      const tail = sql`${notify} SELECT id${proven} FROM ${from}`;
+      rows = await this.insertRows(sorted, events, deliveries, tail).catch((e: unknown) => {
+        // A publish never fails for its notifications (PostgreSQL's NOTIFY queue full, behind a listener
+        // that stopped reading; a payload refused): written without them, the owners' reads find the work.
+        if (!notified || isUnavailable(e)) throw e;
+        notified = false;
+        return this.insertRows(sorted, events, deliveries, sql`SELECT id${proven} FROM written`);
+      });
+    } finally {
+      // No row (a repeat, a failure): its lookup and heartbeat never ran; the next check proves it.
+      if (proof) this.proofs!.carried(proof, rows.length > 0 ? rows.some((r) => r.proof === true) : null);
     }
-    if (notices.length > 0) {
+    const won = new Set(rows.map((r) => r.id));
+    if (notified) {
       const noticed = new Set(notices.map((x) => x.eventId));
       this.carrier!.carried(
         sorted.flatMap((c) =>
@@ -135,13 +150,13 @@ export class PostgresEvents implements EventRepository {
     sorted: readonly Publish[],
     events: StoredEvent[],
     deliveries: Delivery[],
-    notify: PendingQuery<Row[]>,
-    from: PendingQuery<Row[]>,
-  ): Promise<Set<string>> {
+    /** The notifications' CTE, if any, and the final SELECT of the ids written. */
+    tail: PendingQuery<Row[]>,
+  ): Promise<{ id: string; proof?: boolean }[]> {
     const sql = this.sql;
     if (sorted.every((c) => c.deliveries.every((d) => isFirstAttemptOf(d, c.event)))) {
       // What every publish writes: the deliveries' scope, type, times and sequence come from their event's row.
-      const rows = await sql<{ id: string }[]>`
+      return sql<{ id: string; proof?: boolean }[]>`
         WITH written AS (
           INSERT INTO events (${eventColumns(sql)})
           SELECT * FROM ${eventRecords(sql, events)}
@@ -154,11 +169,9 @@ export class PostgresEvents implements EventRepository {
             d.status, d.url, w.created_at, w.created_at, d.shard, w.sequence
           FROM ${firstDeliveryRecords(sql, deliveries)} JOIN written w ON w.id = d.event_id
           ON CONFLICT (id) DO NOTHING
-        )${notify}
-        SELECT id FROM ${from}`;
-      return new Set(rows.map((r) => r.id));
+        )${tail}`;
     }
-    const rows = await sql<{ id: string }[]>`
+    return sql<{ id: string; proof?: boolean }[]>`
       WITH written AS (
         INSERT INTO events (${eventColumns(sql)})
         SELECT * FROM ${eventRecords(sql, events)}
@@ -169,9 +182,7 @@ export class PostgresEvents implements EventRepository {
         SELECT d.* FROM ${deliveryRecords(sql, deliveries)}
         WHERE d.event_id IN (SELECT id FROM written)
         ON CONFLICT (id) DO NOTHING
-      )${notify}
-      SELECT id FROM ${from}`;
-    return new Set(rows.map((r) => r.id));
+      )${tail}`;
   }
 
   async get(scope: Scope, id: string): Promise<StoredEvent | null> {

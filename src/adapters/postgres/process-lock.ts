@@ -6,6 +6,32 @@ export type Heartbeats = Pick<ReadCache, "nextBeat" | "beatLost">;
 
 /** A check of the lock that takes longer than this ends its connection: a silent one would hang forever. */
 const CHECK_DEADLINE_MS = 5_000;
+/**
+ * A statement sent anyway carries the proof once the last one is this old: below the 450 ms after which
+ * the engine checks on the lock's own connection (liveness.ts), so a publish in between goes first.
+ */
+const CARRY_AFTER_MS = 300;
+
+/** A proof of life a statement sent anyway carries (ADR 25, amended): whose, its key, when it began. */
+export interface CarriedProof {
+  processId: string;
+  key: string;
+  /** performance.now() as the statement was sent. */
+  began: number;
+  /** A read cache heartbeat it carries too, as the checks it stands in for did (ADR 30); null: none. */
+  beat: string | null;
+}
+
+/** What a statement sent anyway (a publish) asks to carry this process's proof of life when one is wanted. */
+export interface ProofCarrier {
+  /** The proof to carry in a statement about to be sent; null when none is wanted yet or no lock is held. */
+  carry(): CarriedProof | null;
+  /**
+   * The statement that carried `proof` answered whether its key was granted; null when it failed or
+   * answered no row (its lookup and heartbeat never ran).
+   */
+  carried(proof: CarriedProof, held: boolean | null): void;
+}
 
 /**
  * A process's proof of life on PostgreSQL (ADR 25): a session-level advisory lock, its key drawn anew
@@ -19,13 +45,16 @@ const CHECK_DEADLINE_MS = 5_000;
  * (porsager/postgres#1208), while a client's pool replaces a dead connection. A replaced connection is a
  * new session without the lock: its new backend pid tells it.
  */
-export class ProcessLocks {
+export class ProcessLocks implements ProofCarrier {
   /** The key and the backend pid of the session holding each process id's lock. */
   private readonly held = new Map<string, { key: string; pid: number }>();
   /** Every take draws a new key: a stale session holding an older one neither blocks nor stands in. */
   private takes = 0;
   private readonly lastKey = new Map<string, string>();
   private client: Sql | null = null;
+  /** When (performance.now()) the last statement that saw a lock of this client held began. */
+  private provenAt = Number.NEGATIVE_INFINITY;
+  private readonly proofListeners = new Set<(processId: string, began: number) => void>();
 
   private readonly open: () => Sql;
   private readonly beats: Heartbeats | null;
@@ -39,6 +68,7 @@ export class ProcessLocks {
   async hold(processId: string): Promise<boolean> {
     if (!this.client) this.client = this.open();
     const client = this.client;
+    const began = performance.now();
     const lock = this.held.get(processId);
     if (lock !== undefined) {
       const beat = this.beats?.nextBeat() ?? null;
@@ -50,7 +80,10 @@ export class ProcessLocks {
         throw e;
       });
       // The same session still holds it: nobody can have seen this process dead.
-      if (now?.pid === lock.pid && now.held) return true;
+      if (now?.pid === lock.pid && now.held) {
+        this.saw(began);
+        return true;
+      }
       // A new session (the old one ended): every lock it held went with it.
       for (const [id, l] of this.held) if (l.pid === lock.pid) this.held.delete(id);
     }
@@ -63,7 +96,36 @@ export class ProcessLocks {
     if (!got?.got) throw new Error("this process's liveness lock is taken by another session (a key clash)");
     this.held.set(processId, { key: got.key, pid: got.pid });
     this.lastKey.set(processId, got.key);
+    this.saw(began);
     return false;
+  }
+
+  /** A statement that began at `began` (performance.now()) saw this client's lock held (a check, a round). */
+  saw(began: number): void {
+    this.provenAt = Math.max(this.provenAt, began);
+  }
+
+  carry(): CarriedProof | null {
+    // One process's lock on this client (a server; tests may run several): the statement proves it alone.
+    if (this.held.size !== 1) return null;
+    const began = performance.now();
+    if (began - this.provenAt < CARRY_AFTER_MS) return null;
+    const [processId, { key }] = [...this.held][0]!;
+    return { processId, key, began, beat: this.nextBeat() };
+  }
+
+  carried(proof: CarriedProof, held: boolean | null): void {
+    if (held === null && proof.beat !== null) this.beatLost(proof.beat);
+    // Not granted, or taken again meanwhile under a new key: no proof (a check tells a break).
+    if (!held || this.held.get(proof.processId)?.key !== proof.key) return;
+    this.saw(proof.began);
+    for (const heard of this.proofListeners) heard(proof.processId, proof.began);
+  }
+
+  /** Calls `heard` for each carried proof that held, until the returned function is called. */
+  onProof(heard: (processId: string, began: number) => void): () => void {
+    this.proofListeners.add(heard);
+    return () => this.proofListeners.delete(heard);
   }
 
   /** The key of the process's lock while this client holds it (as far as it knows), as text; else null. */
@@ -142,4 +204,15 @@ export function lockOf(sql: Sql, key: PendingQuery<Row[]>) {
   return sql`l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
     AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
     AND l.classid = ((${key} >> 32) & 4294967295)::oid AND l.objid = (${key} & 4294967295)::oid`;
+}
+
+/**
+ * Columns for a statement's select list: `proof`, whether the carried proof's key is granted, and its
+ * heartbeat sent; nothing when none is carried. Uncorrelated, each runs once however many rows.
+ */
+export function proofColumns(sql: Sql, proof: CarriedProof | null) {
+  if (proof === null) return sql``;
+  const beat =
+    proof.beat === null ? sql`` : sql`, (SELECT pg_notify(${CACHE_CHANNEL}, ${proof.beat}))::text AS beat`;
+  return sql`, EXISTS (SELECT 1 FROM pg_locks l WHERE ${lockOf(sql, sql`${proof.key}::bigint`)}) AS proof${beat}`;
 }

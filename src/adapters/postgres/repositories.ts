@@ -65,7 +65,8 @@ export function createPostgresRepositories(
   const due = cache ? new PostgresDueSignals(sql, cache) : null;
   return {
     endpoints: guard(new PostgresEndpoints(sql, cache)),
-    events: guard(new PostgresEvents(sql, undefined, due)),
+    // A publish carries the proof of life when one is wanted: fewer checks of their own (ADR 25).
+    events: guard(new PostgresEvents(sql, undefined, due, shards.proofCarrier)),
     deliveries: guard(deliveries),
     shards: guard(shards),
     tokens: guard(new PostgresTokens(sql, cache)),

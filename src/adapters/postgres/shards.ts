@@ -1,6 +1,6 @@
 import type { PendingQuery, Row, Sql } from "postgres";
 import type { Liveness, ShardLease, ShardRepository } from "../../app/ports/shards.ts";
-import { type Heartbeats, lockOf, ProcessLocks } from "./process-lock.ts";
+import { type Heartbeats, lockOf, ProcessLocks, type ProofCarrier } from "./process-lock.ts";
 import { CACHE_CHANNEL } from "./read-cache.ts";
 import { ints, texts, times } from "./rows/arrays.ts";
 import { leaseFromRow, type ShardLeaseRow } from "./rows/shards.ts";
@@ -35,6 +35,15 @@ export class PostgresShards implements ShardRepository {
     this.liveness = sole ? "sole" : lockClient ? "session" : "lease";
     this.locks = new ProcessLocks(lockClient ?? (() => sql), beats);
   }
+
+  /** ("session") What a publish carries this process's proof of life with (ADR 25, amended); else null. */
+  get proofCarrier(): ProofCarrier | null {
+    return this.liveness === "session" ? this.locks : null;
+  }
+
+  readonly proofs = {
+    listen: (heard: (processId: string, began: number) => void): (() => void) => this.locks.onProof(heard),
+  };
 
   /** Closes the lock's connection (the store closing). */
   closeLocks(): Promise<void> {
@@ -143,6 +152,7 @@ export class PostgresShards implements ShardRepository {
     const sql = this.sql;
     const key = processId === undefined ? null : this.locks.heldKey(processId);
     const beat = key === null ? null : this.locks.nextBeat();
+    const began = performance.now();
     const mine =
       key === null
         ? sql``
@@ -169,6 +179,7 @@ export class PostgresShards implements ShardRepository {
       else if (r.live_id === null) heads.push(leaseFromRow(r));
       else live.push(r.live_id);
     }
+    if (proven) this.locks.saw(began);
     return { heads, live, proven };
   }
 

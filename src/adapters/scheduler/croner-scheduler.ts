@@ -9,7 +9,8 @@ export interface SchedulerHandle {
 
 /**
  * The safety net behind the dispatcher's immediate wake-ups: every second it claims due work (retries
- * that came due, leases of crashed processes), every 30 s it finishes interrupted fan-outs, disables
+ * that came due, work nobody announced; the dispatcher reads only when something may have come due,
+ * ADR 30), every 30 s it finishes interrupted fan-outs, disables
  * failing endpoints and publishes the operational events still owed (ADR 20), every hour it applies
  * retention. `protect` keeps a slow run from overlapping itself.
  */
@@ -26,7 +27,7 @@ export function startScheduler(
     }
   };
   const crons = [
-    new Cron("* * * * * *", { protect: true, name: "claim-due" }, () => dispatcher.wake()),
+    new Cron("* * * * * *", { protect: true, name: "claim-due" }, () => dispatcher.tick()),
     new Cron(
       "*/30 * * * * *",
       { protect: true, name: "fanout-and-health" },

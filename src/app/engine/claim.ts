@@ -18,6 +18,8 @@ export interface ReadInput {
   exclude: ReadonlySet<string>;
   /** Deliveries held already (queued, in flight or waiting for their record), with their endpoint. */
   held: Iterable<[string, { webhookId: string }]>;
+  /** Ask the store when the shards' next pending delivery comes due, up to this (DueRequest.until). */
+  until?: Date;
 }
 
 /**
@@ -30,9 +32,11 @@ export interface ReadInput {
 export async function readDue(
   deliveries: Pick<DeliveryRepository, "due">,
   input: ReadInput,
-): Promise<{ due: Delivery[]; more: boolean }> {
-  if (input.limit <= 0 || (input.shards !== null && input.shards.length === 0))
-    return { due: [], more: false };
+): Promise<{ due: Delivery[]; more: boolean; next?: Date | null }> {
+  if (input.limit <= 0) return { due: [], more: false };
+  // No shard to read: nothing of this process's comes due until one is claimable (and read then).
+  if (input.shards !== null && input.shards.length === 0)
+    return { due: [], more: false, next: input.until ? null : undefined };
   const excludeIds: string[] = [];
   for (const [id, h] of input.held) if (!input.exclude.has(h.webhookId)) excludeIds.push(id);
   const due = await deliveries.due({
@@ -42,9 +46,10 @@ export async function readDue(
     excludeWebhookIds: [...input.exclude],
     excludeIds,
     perEndpointLimit: input.perEndpoint,
+    until: input.until,
   });
   // A full page may have left due work unread; a short one saw all there is to take now.
-  return { due, more: due.length === input.limit };
+  return { due, more: due.length === input.limit, next: due.next };
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Endpoint } from "../../domain/endpoint.ts";
 import type { OperationalNotice } from "../../domain/operational.ts";
 import type { BrokerSenders } from "../destinations.ts";
 import type { Logger } from "../logger.ts";
-import type { AcceptedWork, DeliveryMetrics, Sender } from "../ports/sending.ts";
+import type { AcceptedWork, DeliveryMetrics, Sender, StoredWork } from "../ports/sending.ts";
 import type { Repositories } from "../ports/store.ts";
 import type { Clock, Ids, SecretCipher } from "../ports/system.ts";
 import type { Tracing } from "../ports/tracing.ts";
@@ -80,13 +80,19 @@ export interface Dispatcher {
   /** Takes its shards and starts claiming; returns at once. */
   start(): void;
   /**
-   * Claims due work soon (a publish, a retry, or the safety-net schedule). A publish in this process
+   * Claims due work soon, reading the database (a publish, a manual retry). A publish in this process
    * hands over what it stored: the event is kept for its first attempts, and its first deliveries of
    * the shards this process owns are queued as they are, with the endpoints the publish read, so they
    * are sent without a due read or an endpoints read. Only the rest (FIFO endpoints, other owners'
-   * shards, what the queue has no room for) is read from the database (ADR 9).
+   * shards, what the queue has no room for) is read from the database (ADR 9). Work stored otherwise
+   * for endpoints of other processes' shards is announced to their owners where the store can.
    */
-  wake(accepted?: AcceptedWork): void;
+  wake(work?: AcceptedWork | StoredWork): void;
+  /**
+   * The schedule's safety net, once a second: claims from the queue, and reads the database only when
+   * work may have come due that nothing announced (scheduled-read.ts, ADR 30).
+   */
+  tick(): void;
   /** Stops claiming, waits up to `graceMs` for in-flight sends, records them, gives every shard back. */
   stop(graceMs: number): Promise<void>;
   /**

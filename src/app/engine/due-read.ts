@@ -9,6 +9,7 @@ import type { ShardOwnership } from "./ownership.ts";
 import type { Pacer } from "./pace.ts";
 import type { DueQueue } from "./queue.ts";
 import type { ReadDemand } from "./read-demand.ts";
+import type { ScheduledRead } from "./scheduled-read.ts";
 import type { Claimed } from "./work.ts";
 
 export interface DueReaderDeps {
@@ -28,6 +29,10 @@ export interface DueReaderDeps {
   measured(started: number, ended: number): void;
   /** What the read took (queued, or claimed as heads): never taken again from the due channel. */
   took?(deliveries: readonly Delivery[]): void;
+  /** Told when each read starts and what it answered of what comes due next (scheduled-read.ts). */
+  scheduled?: Pick<ScheduledRead, "reading" | "landed" | "horizon">;
+  /** Whether announcements of other processes' work get through now (absent: no other process). */
+  live?(): boolean;
 }
 
 /**
@@ -47,19 +52,26 @@ export function dueReader(deps: DueReaderDeps, options: { queueSize: number; que
     await fifo.refresh();
     // An endpoint that became FIFO is sent only through its head from now on.
     deps.release(queue.drop(fifo.isFifo).map((d) => d.id));
-    const exclude = new Set([...queue.full(), ...fifo.excluded(t)]);
+    const full = queue.full();
+    const exclude = new Set([...full, ...fifo.excluded(t)]);
     // Out of turns for now: left out of the read, so they do not fill the page (ADR 16).
     for (const [id, turns] of deps.pace.rooms()) if (turns <= 0) exclude.add(id);
     queue.reading(exclude);
+    // Left out for a full lane, an endpoint may have more due: read once its lane runs low (the tick's
+    // read, which found it before, waits for what comes due next; ADR 30).
+    for (const id of full) queue.markCut(id);
     demand.reading();
     const letGo = holds.watchReleases();
+    const shards = deps.ownership.claimable();
+    const start = deps.scheduled?.reading(t, shards, deps.live?.() ?? true);
     const read = await readDue(deps.deliveries, {
       now,
-      shards: deps.ownership.claimable(),
+      shards,
       limit: Math.min(options.queueSize, Math.max(room, options.queueSize - queue.size)),
       perEndpoint: options.queueDepth,
       exclude,
       held: holds.entries(),
+      until: deps.scheduled?.horizon(t),
     })
       .catch((e: unknown) => {
         // Nothing was read: whatever made this read worth making still holds.
@@ -68,6 +80,8 @@ export function dueReader(deps: DueReaderDeps, options: { queueSize: number; que
       })
       .finally(letGo.close);
     deps.measured(started, performance.now());
+    // A full page answers nothing about what it did not read: the next ticks read until a read says.
+    if (start) deps.scheduled!.landed(start, read.more ? undefined : read.next);
     if (read.more) demand.all();
     // A shard given back (or lost) while the read was on its way is no longer this process's to send;
     // what is held, or was let go while the read was on its way (sent and recorded), is not sent again.

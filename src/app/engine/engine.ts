@@ -1,6 +1,6 @@
 import { SHARD_COUNT, shardOf } from "../../domain/shards.ts";
 import type { AttemptResult } from "../ports/deliveries.ts";
-import type { AcceptedWork } from "../ports/sending.ts";
+import type { AcceptedWork, StoredWork } from "../ports/sending.ts";
 import { attempter } from "./attempt.ts";
 import { carriedWork } from "./carried.ts";
 import { claimLoop } from "./claim-loop.ts";
@@ -20,6 +20,7 @@ import { preparer } from "./prepare.ts";
 import { dueQueue } from "./queue.ts";
 import { readDemand } from "./read-demand.ts";
 import { recorder } from "./record.ts";
+import { scheduledRead } from "./scheduled-read.ts";
 
 export type { Dispatcher, EngineDeps, EngineOperational, EngineOptions } from "./dispatcher.ts";
 export { HANDOVER_FRESH_MS } from "./handover.ts";
@@ -42,6 +43,11 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   /** Due work read but not started yet (held, not in flight). */
   const queue = dueQueue({ depth: queueDepth, maxAgeMs: options.queueMaxAgeMs ?? 10_000 });
   const demand = readDemand(queue);
+  /** When the schedule's tick must read: what comes due next, as reads answer it and work written here notes it. */
+  const scheduled = scheduledRead();
+  const live = () => signals?.live ?? true;
+  /** Work written here (a follow-up, a hand-back, a postponed delivery) comes due at `at` (ms). */
+  const due = scheduled.noted;
   const idle = idleWaiting(
     () =>
       inFlight.total + queue.size + postponed.pending + pace.waiting + record.waiting === 0 && !loop.pumping,
@@ -64,10 +70,15 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     if (held.release(ids).some(fifo.isFifo)) wakeSoon(true);
     idle.check();
   }
+  /** Lets go of held deliveries unsent: they stay pending and due, for a later read. */
+  function letGo(ids: readonly string[]) {
+    release(ids);
+    if (ids.length > 0) due(clock.now().getTime());
+  }
   /** Stops holding a claimed delivery without sending it: it stays pending, for a later claim. */
   function unhold(d: { id: string; webhookId: string }) {
     inFlight.remove(d.webhookId);
-    release([d.id]);
+    letGo([d.id]);
   }
 
   const fifo = fifoHeads(
@@ -77,7 +88,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
   // `resumed`: recording keeps up again, so the claims it held back go now (issue 31).
   const resumed = () => wakeSoon(true);
   const record = recorder(
-    { repos, clock, logger, recorded: release, resumed, announce: op?.announce, cleared: op?.cleared },
+    { repos, clock, logger, recorded: release, resumed, due, announce: op?.announce, cleared: op?.cleared },
     {
       size: options.flushSize ?? 200,
       delayMs: options.flushDelayMs ?? 5,
@@ -92,6 +103,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     clock,
     logger,
     done: release,
+    due,
     recheck: () => {
       demand.all();
       loop.now();
@@ -148,7 +160,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
         attempts.run(p, at);
       },
       parked: (p) => inFlight.remove(p.delivery.webhookId),
-      giveBack: (p, waited) => (waited ? release([p.delivery.id]) : unhold(p.delivery)),
+      giveBack: (p, waited) => (waited ? letGo([p.delivery.id]) : unhold(p.delivery)),
       wake: () => wakeSoon(true),
     },
     {
@@ -169,6 +181,8 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       release,
       measured: loop.measured,
       took,
+      scheduled,
+      live,
     },
     { queueSize, queueDepth },
   );
@@ -231,18 +245,25 @@ export function createEngine(deps: EngineDeps): Dispatcher {
       fifo.start();
       ownership.start();
       const mine = (id: string) => ownership.tenure(shardOf(id)) !== null;
-      demand.listen(signals, mine, (taken) => loop.soon(taken), carried?.take);
+      // Listening (again, after a loss): what was announced before may be lost, so read now (ADR 30).
+      demand.listen(signals, mine, (taken) => loop.soon(taken), carried?.take, wake);
       // Publishes here carry the first deliveries of other processes' shards to them (ADR 30).
       if (carried) signals?.carry?.((id) => !mine(id));
       wake();
     },
-    wake(accepted?: AcceptedWork) {
-      if (!accepted) return wakeSoon(true);
-      prepare.remember(accepted.event);
+    wake(work?: AcceptedWork | StoredWork) {
+      if (!work) return wakeSoon(true);
+      if (!("event" in work)) return void (handed.stored(work.endpointIds) && loop.soon());
+      prepare.remember(work.event);
       // Held back while their event was on its way: the hand-over takes them now, with it.
-      held.release(postponed.eventStored(accepted.deliveries.map((d) => d.id)));
-      handed.accept(accepted);
+      held.release(postponed.eventStored(work.deliveries.map((d) => d.id)));
+      handed.accept(work);
       loop.soon(true);
+    },
+    tick() {
+      if (scheduled.mustRead(clock.now().getTime(), ownership.claimable(), live())) demand.all();
+      // Claims from the queue at least (what waited too long there is read again).
+      loop.soon();
     },
     async stop(graceMs: number) {
       demand.unlisten();
@@ -268,8 +289,7 @@ export function createEngine(deps: EngineDeps): Dispatcher {
     recording: () => record.backlog(),
     async idle() {
       await ownership.ready();
-      // A wake during the first round found no shards yet; claim now that they are taken.
-      loop.kick();
+      loop.kick(); // a wake during the first round found no shards yet; claim now that they are taken
       await idle.wait();
       await record.flush();
     },

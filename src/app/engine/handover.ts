@@ -93,6 +93,19 @@ export function handover(deps: HandoverDeps) {
       }
       deps.took?.(kept);
     },
+    /**
+     * Work stored outside a publish for these endpoints (a manual retry, a replay): as a publish's, those
+     * of other processes' shards are told to their owners where the store can, the rest is read here.
+     * Answers whether anything is to be read here.
+     */
+    stored(endpointIds: readonly string[]): boolean {
+      const theirs = endpointIds.filter(
+        (id) => deps.signals?.live && deps.ownership.tenure(shardOf(id)) === null,
+      );
+      for (const id of endpointIds) if (!theirs.includes(id)) deps.unread(id);
+      if (theirs.length > 0) deps.signals!.announce(theirs);
+      return theirs.length < endpointIds.length;
+    },
     /** A queued delivery is taken at `at`: with the endpoint its publish read, if that is fresh enough. */
     claim(delivery: Delivery, at: number): Claimed {
       const h = handed.get(delivery.id);

@@ -40,6 +40,7 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
   let timer: ReturnType<typeof setInterval> | null = null;
   let renewTimer: ReturnType<typeof setInterval> | null = null;
   let stopped = false;
+  let stopProofs: (() => void) | null = null;
   let firstTick: Promise<void> = Promise.resolve();
   const timing = options.liveness ?? livenessTiming(shards.liveness);
   const life = processLiveness(
@@ -72,6 +73,8 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
       stopped = false;
       // The proof of life and the heartbeat go first, so the first round already counts this process live.
       firstTick = life.start().then(renewal.run).then(round.run);
+      // Proofs that other statements carried (a publish) stand in for checks, as the round's do.
+      stopProofs = shards.proofs?.listen((id, began) => id === processId && life.proven(began)) ?? null;
       timer = setInterval(() => void round.run(), options.tickMs);
       renewTimer = setInterval(() => void renewal.run(), options.renewEveryMs);
       (timer as { unref?: () => void }).unref?.();
@@ -97,6 +100,8 @@ export function shardOwnership(deps: OwnershipDeps, options: OwnershipOptions) {
       if (timer) clearInterval(timer);
       if (renewTimer) clearInterval(renewTimer);
       round.stop();
+      stopProofs?.();
+      stopProofs = null;
       timer = null;
       renewTimer = null;
       life.stop();

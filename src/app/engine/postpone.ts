@@ -24,6 +24,8 @@ export function postponer(deps: {
   logger: Logger;
   /** The wait ended (either way): stop holding them. */
   done(ids: readonly string[]): void;
+  /** What was moved on (or failed to be, and is due now) comes due at `at` (wall-clock ms). */
+  due?(at: number): void;
   /** Held here, now let go: claim soon, reading the store (before `done`, so the engine stays busy). */
   recheck(): void;
 }) {
@@ -34,14 +36,20 @@ export function postponer(deps: {
 
   function writeLater(ids: readonly string[]): Promise<void> {
     pending++;
+    const until = deps.clock.now().getTime() + EVENT_RECHECK_MS;
     return deps.deliveries
-      .postpone(ids, new Date(deps.clock.now().getTime() + EVENT_RECHECK_MS))
-      .catch((e) =>
-        deps.logger.warn("postponing deliveries whose event is not stored failed", { error: e as Error }),
+      .postpone(ids, new Date(until))
+      .then(
+        () => until,
+        (e) => {
+          deps.logger.warn("postponing deliveries whose event is not stored failed", { error: e as Error });
+          return deps.clock.now().getTime();
+        },
       )
-      .finally(() => {
+      .then((at) => {
         pending--;
         deps.done(ids);
+        deps.due?.(at);
       });
   }
 

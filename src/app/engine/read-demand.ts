@@ -42,13 +42,15 @@ export function readDemand(queue: Pick<DueQueue, "runningLow" | "isFull" | "mark
      * Another process stored work for endpoints of shards held here (`mine`): marked like this process's
      * own publishes (read unless that endpoint's lane is full already), and `wake` claims soon rather than
      * at the next scheduled read, until `unlisten`. Work the announcement carried goes to `take` first,
-     * which answers the endpoints it left to a read and whether it queued any.
+     * which answers the endpoints it left to a read and whether it queued any. `listening`: the channel
+     * listens (again), and what was announced before it did may have been lost.
      */
     listen(
       signals: DueSignals | null,
       mine: (webhookId: string) => boolean,
       wake: (taken: boolean) => void,
       take?: (work: HandedWork) => { unread: ReadonlySet<string>; queued: boolean },
+      listening?: () => void,
     ): void {
       unlisten =
         signals?.listen((endpointIds, work) => {
@@ -62,7 +64,7 @@ export function readDemand(queue: Pick<DueQueue, "runningLow" | "isFull" | "mark
           }
           // Work taken as it came goes at once, as a publish's own hand-over does; a read waits its spacing.
           if (read || took?.queued) wake(!read);
-        }) ?? null;
+        }, listening) ?? null;
     },
     unlisten(): void {
       unlisten?.();

@@ -51,22 +51,21 @@ export function recorder(
     clock: Clock;
     logger: Logger;
     recorded(ids: readonly string[]): void;
+    /** Written (a read started after finds it): a follow-up, or a hand-back not moved on, due at `at` (ms). */
+    due?(at: number): void;
     /** Recording may take new work again (see `accepting`). */
     resumed?(): void;
     /**
-     * Publishes the operational events these results owe (ADR 20): delivery.exhausted of given-up events,
-     * endpoint.recovered of reported streaks among those ended. Called before the results are written, so
-     * a crash in between leaves the attempts pending: they are sent again and owe the same events, which
-     * the events' keys make one. A failure is retried with the results.
+     * Publishes the operational events these results owe (ADR 20: delivery.exhausted, endpoint.recovered)
+     * before the results are written: after a crash in between, the attempts are sent again and owe the
+     * same events, which their keys make one. A failure is retried with the results.
      */
     announce?(
       exhausted: readonly OperationalNotice[],
       streaksEnded: readonly string[],
     ): Promise<readonly Endpoint[]>;
-    /**
-     * Once the ended streaks are cleared: endpoint.recovered of those `announce` read unreported and the
-     * reporting job reported before the clear. A failure is logged; the streak is over either way.
-     */
+    /** Once the ended streaks are cleared: endpoint.recovered of those `announce` read unreported and the
+     *  reporting job reported before the clear. A failure is logged; the streak is over either way. */
     cleared?(unreported: readonly Endpoint[]): Promise<void>;
   },
   options: RecorderOptions,
@@ -77,8 +76,7 @@ export function recorder(
   const maxWaiting = options.maxWaiting ?? 5 * options.size;
   let waiting: Entry[] = [];
   const wait = recordDelay(options);
-  /** The batch being written now. */
-  let writingNow: readonly Entry[] = [];
+  let writingNow: readonly Entry[] = []; // the batch being written now
   const streakEnded = new Set<string>();
   const streakStarted = new Set<string>();
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -115,7 +113,7 @@ export function recorder(
     [timerAt, timer] = [at, setTimeout(() => void flush(), ms)];
   }
 
-  /** Reports a result that keeps failing alone and hands its delivery back (see the recorder's comment). */
+  /** Reports a result that keeps failing alone and hands its delivery back, then counts it (see above). */
   async function giveUp(entry: Entry, failure: StoreFailure) {
     const { id } = entry.result;
     logger.error("a delivery result could not be recorded; its delivery is handed back to be sent again", {
@@ -125,14 +123,15 @@ export function recorder(
       answer: failure.answer,
       tries: entry.failures,
     });
-    // Moved on, so it is not claimed and sent again at once (its result would likely fail the same way).
-    await repos.deliveries.postpone([id], new Date(now() + handBackMs)).catch((e: unknown) =>
+    // Moved on, so it is not claimed and sent again at once (its result would likely fail the same way),
+    // and found by the reads as it comes due; not moved, it is due now: read for it.
+    await repos.deliveries.postpone([id], new Date(now() + handBackMs)).catch((e: unknown) => {
       logger.warn("postponing a handed-back delivery failed; it is sent again when next claimed", {
         delivery_id: id,
         error: e as Error,
-      }),
-    );
-    // Counted once handed back for good: whoever reads the count finds the delivery moved on.
+      });
+      deps.due?.(now());
+    });
     handedBack[failure.kind] = (handedBack[failure.kind] ?? 0) + 1;
     deps.recorded([id]);
   }
@@ -164,6 +163,8 @@ export function recorder(
         stalledSince = null;
         lastFailure = null;
         deps.recorded(entries.map((e) => e.result.id));
+        const next = entries.flatMap((e) => (e.result.next ? [e.result.next.scheduledAt.getTime()] : []));
+        if (next.length > 0) deps.due?.(Math.min(...next));
       },
       failed(failure: StoreFailure, entries: readonly Entry[]) {
         lastFailure = failure.kind;

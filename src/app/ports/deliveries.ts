@@ -27,7 +27,22 @@ export interface DueRequest {
   excludeIds: readonly string[];
   /** More than this many of one endpoint are of no use to the caller (its room); a store may stop there. */
   perEndpointLimit?: number;
+  /**
+   * Also answer `next` (DueAnswer): when the earliest pending delivery of these shards scheduled after
+   * `now` and no later than this comes due. Bounded, so the answer costs a look at what comes due soon,
+   * never at the whole backlog of later retries (ADR 30, "The scheduled read waits").
+   */
+  until?: Date;
 }
+
+/**
+ * Due deliveries, earliest scheduled first; with `next` when the request gave `until` and the store
+ * answers it in the same read: the earliest `scheduledAt` in (now, until] of a pending delivery of the
+ * shards (any endpoint, held or not), or null when none. A store answers it only where work that other
+ * processes store reaches the owner without a read (its due signals, or no other process sharing it):
+ * the engine then skips its scheduled reads until then (MongoDB does not; ADR 30).
+ */
+export type DueAnswer = Delivery[] & { next?: Date | null };
 
 /** The recorded result of one attempt, and the attempt that follows it, if any. */
 export interface AttemptResult {
@@ -72,7 +87,7 @@ export interface DeliveryRepository {
   /** Cancels every pending delivery of the endpoint; returns how many. */
   cancelPending(scope: Scope, webhookId: string): Promise<number>;
   /** Due pending deliveries of the given shards, earliest scheduled first (one read, no write). */
-  due(request: DueRequest): Promise<Delivery[]>;
+  due(request: DueRequest): Promise<DueAnswer>;
   /** Moves pending deliveries' scheduled time to `until`; records no longer pending are left as they are. */
   postpone(ids: readonly string[], until: Date): Promise<void>;
   /**

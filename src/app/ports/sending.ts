@@ -17,14 +17,22 @@ export interface AcceptedWork {
   endpoints: readonly Endpoint[];
 }
 
+/**
+ * Work stored for these endpoints outside a publish (a manual retry, a replay, a finished fan-out): the
+ * processes that own them are told, wherever they run, as they are of a publish's work (ADR 30).
+ */
+export interface StoredWork {
+  endpointIds: readonly string[];
+}
+
 /** Wakes the local dispatcher at once (publish, manual retry). */
 export interface DispatchSignal {
   /**
    * Due work may be waiting: claim soon. A publish says what it stored: the engine queues the first
    * deliveries of the shards it owns as they are, with their endpoints, and reads the database only
-   * for the rest (FIFO endpoints, other owners' shards, a full queue).
+   * for the rest (FIFO endpoints, other owners' shards, a full queue). Other work says its endpoints.
    */
-  notify(accepted?: AcceptedWork): void;
+  notify(work?: AcceptedWork | StoredWork): void;
 }
 
 /** One signed POST of an event to an endpoint. */

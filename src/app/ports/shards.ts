@@ -41,6 +41,13 @@ export interface ShardRepository {
    */
   round?(now: Date, processId?: string): Promise<{ heads: ShardLease[]; live: string[]; proven?: boolean }>;
   /**
+   * ("session") Proofs of life that statements sent anyway (a publish) carried: `listen` calls `heard`
+   * each time one saw a process's proof held by the session that took it, with when that statement began
+   * (monotonic ms, performance.now()), until the function it answers is called. A proof as good as the
+   * round's `proven` (ADR 25, amended). An object, not a method: nothing here waits on the database.
+   */
+  readonly proofs?: { listen(heard: (processId: string, began: number) => void): () => void };
+  /**
    * Inserts each lease; one insert per (shard, generation) can succeed, whoever tries, on every
    * backend. Answers the shards won; older generations of those shards are forgotten.
    */

@@ -31,7 +31,8 @@ export interface Repositories {
 /**
  * Announcements of stored due work, by endpoint, heard by every process on the same database. Best
  * effort: an announcement lost (a connection dropped, a process starting) delays that work to its owner's
- * next read (at most the one-second schedule), and never loses it.
+ * next read (a read at once when the channel listens again; at most 5 s apart otherwise, ADR 30), and
+ * never loses it.
  */
 export interface DueSignals {
   /**
@@ -47,9 +48,14 @@ export interface DueSignals {
   announce(endpointIds: readonly string[], work?: HandedWork): void;
   /**
    * Calls `heard` with the endpoints of each announcement (this process's own included) until stopped,
-   * and with the work it carried when it carried some (null otherwise: read for it).
+   * and with the work it carried when it carried some (null otherwise: read for it). Calls `listening`
+   * each time the channel starts listening, the first time and again after a lost connection: what was
+   * announced before may never be heard, and is to be read for.
    */
-  listen(heard: (endpointIds: readonly string[], work: HandedWork | null) => void): () => void;
+  listen(
+    heard: (endpointIds: readonly string[], work: HandedWork | null) => void,
+    listening?: () => void,
+  ): () => void;
   /**
    * Resolves once every announcement committed before this call has been passed to `heard`, or was lost
    * with the listening connection (PostgreSQL delivers notifications in commit order, so the store sends

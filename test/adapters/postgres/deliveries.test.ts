@@ -217,13 +217,17 @@ describe("due", () => {
     for (let i = 0; i < rows.length; i += 5000) await store.insertMany(rows.slice(i, i + 5000));
     await sql`ANALYZE deliveries`;
 
+    const some = {
+      shards: webhooks.slice(0, 5).map(shardOf),
+      excludeWebhookIds: [webhooks[0]!],
+      excludeIds: [rows[0]!.id, rows[97]!.id],
+    };
     const requests = [
       { shards: null, excludeWebhookIds: [], excludeIds: [] },
-      {
-        shards: webhooks.slice(0, 5).map(shardOf),
-        excludeWebhookIds: [webhooks[0]!],
-        excludeIds: [rows[0]!.id, rows[97]!.id],
-      },
+      some,
+      // Asking when the next comes due as well (ADR 30): the same index, for both halves.
+      { shards: null, excludeWebhookIds: [], excludeIds: [], until: at(35_000) },
+      { ...some, until: at(35_000) },
     ];
     for (const r of requests) {
       sent.length = 0;
@@ -239,6 +243,52 @@ describe("due", () => {
       expect(text).toMatch(/Index Scan using deliveries_due on deliveries/);
       expect(text).not.toMatch(/Seq Scan|Bitmap|using (?!deliveries_due )\w+ on deliveries/);
     }
+  });
+});
+
+describe("due, with until", () => {
+  it("answers in the same statement when the shards' next pending delivery comes due, up to until", async () => {
+    const store = new PostgresDeliveries(traced);
+    const scope = newScope();
+    const a = uuid();
+    let b = uuid();
+    while (shardOf(b) === shardOf(a)) b = uuid();
+    const row = (webhookId: string, ms: number, status: Delivery["status"] = "pending") =>
+      aDelivery(scope, { webhookId, status, scheduledAt: at(ms), createdAt: at(0) });
+    const dueNow = row(a, 1_000);
+    await store.insertMany([dueNow, row(a, 3_000, "succeeded"), row(a, 5_000), row(b, 2_000), row(a, 9_000)]);
+    const read = async (shards: number[], until: number, excludeIds: string[] = []) => {
+      sent.length = 0;
+      const due = await store.due({
+        now: at(1_500),
+        shards,
+        limit: 10,
+        excludeWebhookIds: [],
+        excludeIds,
+        until: at(until),
+      });
+      expect(sent).toHaveLength(1);
+      return { ids: due.map((d) => d.id), next: due.next };
+    };
+    expect(await read([shardOf(a)], 8_000)).toEqual({ ids: [dueNow.id], next: at(5_000) });
+    // Another shard's sooner delivery counts only when its shard is read.
+    expect(await read([shardOf(a), shardOf(b)], 8_000)).toEqual({ ids: [dueNow.id], next: at(2_000) });
+    // Nothing pending by until: none (a later retry is not looked for).
+    expect(await read([shardOf(a)], 4_000)).toEqual({ ids: [dueNow.id], next: null });
+    // Nothing due to answer, and still when the next comes due.
+    expect(await read([shardOf(a)], 8_000, [dueNow.id])).toEqual({ ids: [], next: at(5_000) });
+    // Without until, no answer about it.
+    expect(
+      (
+        await store.due({
+          now: at(1_500),
+          shards: [shardOf(a)],
+          limit: 10,
+          excludeWebhookIds: [],
+          excludeIds: [],
+        })
+      ).next,
+    ).toBeUndefined();
   });
 });
 

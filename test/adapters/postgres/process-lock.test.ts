@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
 import { connectPostgres, type PostgresConnection } from "../../../src/adapters/postgres/index.ts";
 import { ProcessLocks } from "../../../src/adapters/postgres/process-lock.ts";
+import { anEvent, newScope } from "../../app/ports/fixtures.ts";
 import { freshPostgresDatabase } from "../../support/postgres.ts";
 import { until } from "../../support/until.ts";
 
@@ -81,6 +82,36 @@ describe.skipIf(!inject("postgresUrl"))("a process's proof of life on PostgreSQL
     expect((await shards.round!(new Date(), "p2")).proven).toBe(true);
     await shards.leave("p2");
     expect((await shards.round!(new Date(), "p2")).proven).toBeUndefined();
+  });
+
+  it("a publish carries the proof once the last is 300 ms old, and proves it only while its key is granted", async () => {
+    const shards = a.repositories.shards;
+    const heard: string[] = [];
+    const off = shards.proofs!.listen((id) => heard.push(id));
+    const publish = () => a.repositories.events.insertWithDeliveries!(anEvent(newScope()), []);
+    const aged = () => new Promise((r) => setTimeout(r, 350));
+    expect(await shards.hold("p3")).toBe(false);
+    // Just proven (the take): nothing to carry yet.
+    await publish();
+    expect(heard).toEqual([]);
+    await aged();
+    await publish();
+    expect(heard).toEqual(["p3"]);
+    // Carried, it is recent again.
+    await publish();
+    expect(heard).toEqual(["p3"]);
+    // Its session ends: a publish finds the key not granted, and proves nothing (the next check tells).
+    const [lock] = await b.sql<{ pid: number }[]>`
+      SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
+        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+    await b.sql`SELECT pg_terminate_backend(${lock!.pid})`;
+    await until(async () => (await shards.round!(new Date(), "p3")).proven === false);
+    await aged();
+    await publish();
+    expect(heard).toEqual(["p3"]);
+    off();
+    await until(async () => (await shards.hold("p3").catch(() => null)) !== null);
+    await shards.leave("p3");
   });
 
   it("a process of an earlier version (no lock of its own) is counted live by its heartbeat alone", async () => {

@@ -1,10 +1,11 @@
 import type { Sql } from "postgres";
 import { expect, it } from "vitest";
 import { openPostgres } from "../../../src/adapters/postgres/connection.ts";
+import { PostgresEvents } from "../../../src/adapters/postgres/events.ts";
 import { ProcessLocks } from "../../../src/adapters/postgres/process-lock.ts";
 import { CACHE_TTL_MS } from "../../../src/adapters/postgres/read-cache.ts";
 import { createPostgresRepositories } from "../../../src/adapters/postgres/repositories.ts";
-import { aToken, newScope } from "../../app/ports/fixtures.ts";
+import { anEvent, aToken, newScope } from "../../app/ports/fixtures.ts";
 import { describeOnServer } from "../../support/postgres.ts";
 import { until } from "../../support/until.ts";
 import {
@@ -96,6 +97,28 @@ describeOnServer("on a PostgreSQL server", () => {
         await t.find();
       }
       expect(clock.now).toBeGreaterThan(CACHE_TTL_MS);
+      expect(t.reads()).toBe(t.readsBefore);
+    } finally {
+      await locks.close();
+    }
+  });
+
+  it("is kept by a publish that carries the proof of life in its statement: the heartbeat rides with it", async () => {
+    const locks = new ProcessLocks(() => openPostgres(db.url, { ...db.options, max: 1 }), cache);
+    const events = new PostgresEvents(sqlHere, undefined, null, locks);
+    try {
+      expect(await locks.hold("proof-publisher")).toBe(false);
+      const t = await oneTokenRead();
+      for (let i = 0; i < 2; i++) {
+        clock.now += 700;
+        // The last proof 300 ms old (real time): the publish carries one, and the cache's heartbeat.
+        await new Promise((r) => setTimeout(r, 350));
+        await events.insertWithDeliveries(anEvent(newScope()), []);
+        await answered();
+      }
+      // Not served meanwhile (which would send a heartbeat of its own): kept by the publishes' alone.
+      expect(clock.now).toBeGreaterThan(CACHE_TTL_MS);
+      await t.find();
       expect(t.reads()).toBe(t.readsBefore);
     } finally {
       await locks.close();

@@ -231,4 +231,38 @@ describe("shard ownership with a proof of life (ADR 25)", () => {
     expect(heads.every((h) => h.expiresAt.getTime() === 0)).toBe(true);
     expect(await shards.live(new Date())).toEqual([]);
   });
+
+  it("a proof another statement carried (a publish) stands in for a check, as the round's does; another process's does not", async () => {
+    const { shards, time, ownership } = sessionOwning();
+    const heard = new Set<(processId: string, began: number) => void>();
+    let checks = 0;
+    const hold = shards.hold.bind(shards);
+    shards.hold = (id) => {
+      checks++;
+      return hold(id);
+    };
+    const proofs = {
+      listen(h: (processId: string, began: number) => void) {
+        heard.add(h);
+        return () => heard.delete(h);
+      },
+    };
+    Object.assign(shards, { proofs });
+    ownership.start();
+    await ownership.ready();
+    await until(() => checks > 1);
+    // A publish carried this process's proof, begun now: no check while it is recent (time stands still).
+    time.monotonic = 101;
+    for (const h of heard) h("a", 101);
+    const after = checks;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(checks).toBe(after);
+    // Older than the check's turn: checks again; another process's proof does not stop them.
+    time.monotonic = 200;
+    for (const h of heard) h("b", 200);
+    await until(() => checks > after + 1);
+    await ownership.stop();
+    stop = null;
+    expect(heard.size).toBe(0);
+  });
 });
