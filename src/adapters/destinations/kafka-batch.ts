@@ -8,6 +8,7 @@
 // trip for it (2.1 to 3.8 records a request where 10 could meet).
 import { setImmediate } from "node:timers";
 import type { Message, Partitioners, RecordMetadata, TopicMessages } from "kafkajs";
+import { takeBatch } from "./take-batch.ts";
 
 /** What a stored record's place is: its partition and offset (the offset as text: it is an int64). */
 export type KafkaReceipt = { partition: number; offset: string };
@@ -94,15 +95,7 @@ export class KafkaBatcher {
 
   /** The next request's records: the queue's head, at least one, within the limits. */
   #take(): Waiting[] {
-    let bytes = 0;
-    let n = 0;
-    while (n < this.#queue.length && n < BATCH_RECORDS) {
-      const next = this.#queue[n] as Waiting;
-      if (n > 0 && bytes + next.bytes > BATCH_BYTES) break;
-      bytes += next.bytes;
-      n++;
-    }
-    return this.#queue.splice(0, n);
+    return takeBatch(this.#queue, BATCH_RECORDS, BATCH_BYTES, (w) => w.bytes);
   }
 
   async #send(batch: Waiting[]): Promise<void> {

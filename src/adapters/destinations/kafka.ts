@@ -44,8 +44,6 @@ interface Pooled {
   batcher: KafkaBatcher;
   /** Settles when the producer is connected; a failed connect drops it from the pool. */
   ready: Promise<void>;
-  /** The endpoints whose current configuration names this connection. */
-  users: Set<string>;
   lastUsed: number;
   sending: number;
 }
@@ -100,15 +98,20 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
     return disconnect(current);
   }
 
+  /** The endpoints whose newest configuration names the connection `key`. */
+  function namedBy(key: string): string[] {
+    const named: string[] = [];
+    for (const [endpointId, bound] of bindings) if (bound.key === key) named.push(endpointId);
+    return named;
+  }
+
   /** The endpoint no longer names its connection: closed once no other endpoint does. */
   function unbind(endpointId: string): Promise<void> {
     const bound = bindings.get(endpointId);
     if (!bound) return Promise.resolve();
     bindings.delete(endpointId);
     const entry = pool.get(bound.key);
-    if (!entry) return Promise.resolve();
-    entry.users.delete(endpointId);
-    return entry.users.size === 0 ? retire(bound.key, entry) : Promise.resolve();
+    return entry && namedBy(bound.key).length === 0 ? retire(bound.key, entry) : Promise.resolve();
   }
 
   function sweep(): void {
@@ -128,14 +131,10 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
       bindings.set(req.endpointId, { version: req.version, key });
     }
     const current = pool.get(key);
-    if (current) {
-      if (!stale) current.users.add(req.endpointId);
-      return current;
-    }
+    if (current) return current;
     const entry = newProducer(key, req, destination);
     // A request read before its endpoint changed to another connection: a producer of its own, closed after it.
     if (stale) return entry;
-    entry.users.add(req.endpointId);
     pool.set(key, entry);
     entry.ready.catch(() => void retire(key, entry));
     if (sweeper === null) {
@@ -151,14 +150,16 @@ export function createKafkaSender(options: KafkaSenderOptions): BrokerSender {
     req: BrokerDeliveryRequest,
     destination: KafkaDestination<string>,
   ): Pooled {
-    const users = new Set<string>();
     const opened = openProducer(destination, {
       socketFactory,
       timeoutMs: options.timeoutMs,
       logger: options.logger,
-      endpointIds: () => (users.size > 0 ? [...users] : [req.endpointId]),
+      endpointIds: () => {
+        const named = namedBy(key);
+        return named.length > 0 ? named : [req.endpointId];
+      },
     });
-    return { key, ...opened, users, lastUsed: clock.now().getTime(), sending: 0 };
+    return { key, ...opened, lastUsed: clock.now().getTime(), sending: 0 };
   }
 
   async function attempt(req: BrokerDeliveryRequest): Promise<SendOutcome> {

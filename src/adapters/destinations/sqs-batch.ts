@@ -5,6 +5,7 @@
 // not held for company: it goes when the turn that queued it ends, as its own SendMessage.
 import { setImmediate } from "node:timers";
 import type { StringAttributes } from "./sqs-message.ts";
+import { takeBatch } from "./take-batch.ts";
 
 /** One message as SendMessage would carry it, and its sender's give-up signal. */
 export interface SqsEntry {
@@ -131,15 +132,7 @@ export class SqsBatcher {
 
   /** The next request's messages: the queue's head, at least one, within the limits. */
   #take(): Waiting[] {
-    let bytes = 0;
-    let n = 0;
-    while (n < this.#queue.length && n < BATCH_ENTRIES) {
-      const next = this.#queue[n] as Waiting;
-      if (n > 0 && bytes + next.entry.size > BATCH_BYTES) break;
-      bytes += next.entry.size;
-      n++;
-    }
-    return this.#queue.splice(0, n);
+    return takeBatch(this.#queue, BATCH_ENTRIES, BATCH_BYTES, (w) => w.entry.size);
   }
 
   async #send(batch: Waiting[]): Promise<void> {
