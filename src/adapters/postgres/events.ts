@@ -2,7 +2,7 @@ import type { PendingQuery, Row, Sql } from "postgres";
 import type { EventRepository, EventSubjects, StoredEvent, SubjectMatch } from "../../app/ports/events.ts";
 import type { Scope } from "../../app/ports/paging.ts";
 import type { Delivery } from "../../domain/delivery.ts";
-import { type Answer, type NaturalBatchOptions, naturalBatch, PUBLISH_BATCHING } from "../natural-batch.ts";
+import { type Answer, type NaturalBatchOptions, naturalBatch } from "../natural-batch.ts";
 import { DUE_CHANNEL, type PublishCarrier } from "./due-signals.ts";
 import { isUnavailable } from "./errors.ts";
 import { type ProofCarrier, proofColumns } from "./process-lock.ts";
@@ -15,6 +15,8 @@ import {
 } from "./rows/deliveries.ts";
 import { type EventRow, eventColumns, eventFromRow, eventRecords } from "./rows/events.ts";
 
+/** One publish batch on its way at a time (MongoDB keeps two): a fifth fewer statements, as fast (ADR 18). */
+export const POSTGRES_PUBLISH_BATCHING: NaturalBatchOptions = { parallel: 1, max: 500 };
 /** One publish: an event and its first deliveries, written together or not at all. */
 interface Publish {
   event: StoredEvent;
@@ -35,7 +37,7 @@ export class PostgresEvents implements EventRepository {
   private readonly proofs: ProofCarrier | null;
   constructor(
     sql: Sql,
-    batching: NaturalBatchOptions = PUBLISH_BATCHING,
+    batching: NaturalBatchOptions = POSTGRES_PUBLISH_BATCHING,
     carrier: PublishCarrier | null = null,
     proofs: ProofCarrier | null = null,
   ) {

@@ -71,6 +71,19 @@ describe("insertWithDeliveries", () => {
     ).toEqual(p.event);
   });
 
+  it("sends publishes made while one statement is on its way together in one next statement", async () => {
+    const events = new PostgresEvents(traced);
+    const scope = newScope();
+    const publishes = Array.from({ length: 6 }, () => aPublish(scope, 2));
+    const answers = await Promise.all(
+      publishes.map((p) => events.insertWithDeliveries(p.event, p.deliveries)),
+    );
+    expect(answers).toEqual(publishes.map(() => true));
+    // The first goes alone at once; the five made while it was out wait and go as one (ADR 18).
+    expect(sent.filter((q) => q.includes("INSERT INTO events"))).toHaveLength(2);
+    expect((await stored(publishes.map((p) => p.event.id))).events).toBe(6);
+  });
+
   it("is all or nothing: a delivery that cannot be written leaves neither the event nor any delivery", async () => {
     const events = new PostgresEvents(sql);
     const p = aPublish(newScope(), 3);
