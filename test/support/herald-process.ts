@@ -126,7 +126,8 @@ export async function startHerald(options: StartOptions = {}): Promise<HeraldPro
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + (options.readyTimeoutMs ?? PATIENCE_MS);
   let ready = false;
-  while (Date.now() < deadline && child.exitCode === null) {
+  // A process killed by a signal has no exit code, only its signal: either ends the wait.
+  while (Date.now() < deadline && child.exitCode === null && child.signalCode === null) {
     try {
       const r = await fetch(`${baseUrl}/healthz`);
       if (r.ok) {
@@ -140,7 +141,13 @@ export async function startHerald(options: StartOptions = {}): Promise<HeraldPro
   }
   if (!ready) {
     child.kill("SIGKILL");
-    throw new Error(`Herald (${runtime}) did not become healthy:\n${out}`);
+    const ended =
+      child.exitCode !== null
+        ? ` (exited ${child.exitCode})`
+        : child.signalCode
+          ? ` (killed by ${child.signalCode})`
+          : "";
+    throw new Error(`Herald (${runtime}) did not become healthy${ended}:\n${out}`);
   }
   return {
     baseUrl,
