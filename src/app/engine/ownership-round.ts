@@ -38,6 +38,8 @@ export function ownershipRound(
   const { shards, clock, logger, processId, monotonic, leases } = deps;
   let ticking: Promise<void> | null = null;
   let gainTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The last assignment and the live processes it was made for: recomputed only when they change. */
+  let assigned: { members: string; wanted: Map<number, string> } | null = null;
 
   function giveBack(shard: number) {
     const generation = leases.giveBack(shard);
@@ -77,7 +79,9 @@ export function ownershipRound(
       }
     }
     if (deps.stopped()) return;
-    const wanted = assignShards([...live, processId]);
+    const members = [...new Set([...live, processId])].sort().join(" ");
+    if (assigned?.members !== members) assigned = { members, wanted: assignShards([...live, processId]) };
+    const wanted = assigned.wanted;
     for (const [shard] of leases.entries()) if (wanted.get(shard) !== processId) giveBack(shard);
     const tries = planTakeovers({
       me: processId,

@@ -199,6 +199,21 @@ describe("shard ownership with a proof of life (ADR 25)", () => {
     expect(ownership.owned).toBe(mine.length - 1);
   });
 
+  it("gives back what a joining process is assigned, and takes it again once that process leaves", async () => {
+    const { shards, ownership } = sessionOwning(20);
+    ownership.start();
+    await ownership.ready();
+    expect(ownership.owned).toBe(SHARD_COUNT);
+    const mine = [...assignShards(["a", "b"])].filter(([, p]) => p === "a").length;
+    const far = new Date(Date.now() + 3_600_000);
+    await shards.beat("b", far);
+    await shards.hold("b");
+    // The rounds see b live: the assignment is made again for the two of them.
+    await until(() => ownership.owned === mine);
+    await shards.leave("b");
+    await until(() => ownership.owned === SHARD_COUNT);
+  });
+
   it("a proof broken (the lock's session ended) counts every shard lost at once; the next rounds take them again", async () => {
     const { shards, ownership } = sessionOwning(20);
     ownership.start();
