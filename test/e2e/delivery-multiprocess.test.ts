@@ -3,7 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Delivery, EventType } from "../../clients/typescript/client.ts";
 import type { HeraldProcess } from "../support/herald-process.ts";
 import { PATIENCE_MS } from "../support/patience.ts";
-import { behaviours, type ReceivedRequest, type Receiver, startReceiver } from "../support/receiver.ts";
+import {
+  behaviours,
+  mostAtOnce,
+  type ReceivedRequest,
+  type Receiver,
+  startReceiver,
+} from "../support/receiver.ts";
 import {
   allDeliveries,
   createEndpoint,
@@ -92,25 +98,8 @@ describe("several processes on one database (real processes, HTTPS)", () => {
   let msPerPair = 100;
   const deadlineFor = (n: number) => Math.max(PATIENCE_MS, 5 * msPerPair * n);
 
-  /**
-   * The most requests one endpoint had in flight at once, as its receiver saw them: each is held
-   * HOLD_MS, and a process sends the next one only after an answer, so arrivals less than HOLD_MS
-   * apart were in flight together.
-   */
-  function mostInFlight(): number {
-    const byPath = new Map<string, number[]>();
-    for (const q of all()) byPath.set(q.path, [...(byPath.get(q.path) ?? []), q.receivedAt.getTime()]);
-    let most = 0;
-    for (const times of byPath.values()) {
-      times.sort((a, b) => a - b);
-      let start = 0;
-      for (let end = 0; end < times.length; end++) {
-        while (times[end]! - times[start]! >= HOLD_MS) start++;
-        most = Math.max(most, end - start + 1);
-      }
-    }
-    return most;
-  }
+  /** The most requests one endpoint had in flight at once, as its receiver saw them (receiver.ts). */
+  const mostInFlight = () => Math.max(...rx.map((r) => mostAtOnce(r.requests)));
 
   /**
    * Every pair arrived, and each arrival after a pair's first is explained by Herald's own record

@@ -110,6 +110,13 @@ export interface ReceivedRequest {
   body: Buffer;
   verdict: Verdict;
   receivedAt: Date;
+  /**
+   * How many requests had arrived when the receiver answered this one, or its connection closed (its
+   * sender went away, or a reset or close behaviour ended it), whichever came first; null while it is
+   * held or hangs with its connection open. Counted in arrivals, not milliseconds: a request sent after
+   * this one ended has an index of at least this.
+   */
+  arrivalsWhenAnswered: number | null;
   /** The TCP connection it came on (1, 2, ... per receiver); equal ids mean a reused connection. */
   connectionId: number;
   /** The TLS server name (SNI) the client asked for; null over plain HTTP or when it sent none. */
@@ -201,6 +208,32 @@ function single(v: string | string[] | undefined): string | undefined {
 }
 
 /** Starts a receiver on 127.0.0.1 with a random port. Always `close()` it (afterEach/finally). */
+/**
+ * The most requests one path had in flight at once, as the receiver saw them: each from its arrival
+ * until it was answered or its connection closed (`arrivalsWhenAnswered`). Counted in arrivals, so a
+ * request sent the moment the one before it was answered never counts as beside it, as arrival times a
+ * millisecond apart did.
+ */
+export function mostAtOnce(requests: readonly ReceivedRequest[]): number {
+  const byPath = new Map<string, [position: number, change: number][]>();
+  for (const r of requests) {
+    const steps = byPath.get(r.path) ?? [];
+    steps.push([r.index, 1]);
+    // An answer given once `n` requests had arrived comes before the arrival of index `n`.
+    if (r.arrivalsWhenAnswered !== null) steps.push([r.arrivalsWhenAnswered - 0.5, -1]);
+    byPath.set(r.path, steps);
+  }
+  let most = 0;
+  for (const steps of byPath.values()) {
+    let open = 0;
+    for (const [, change] of steps.sort((a, b) => a[0] - b[0])) {
+      open += change;
+      most = Math.max(most, open);
+    }
+  }
+  return most;
+}
+
 export async function startReceiver(options: ReceiverOptions): Promise<Receiver> {
   const requests: ReceivedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -242,31 +275,41 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
           options.toleranceSeconds,
         ),
         receivedAt: new Date(),
+        arrivalsWhenAnswered: null,
         connectionId: connectionIds.get(req.socket) ?? 0,
         sni: sniOf(req.socket),
         clientCertificate: peerName(req.socket),
       };
       const chosen = typeof behaviour === "function" ? behaviour(partial) : behaviour;
-      requests.push({ ...partial, behaviour: chosen });
+      const received: ReceivedRequest = { ...partial, behaviour: chosen };
+      requests.push(received);
       for (const w of waiters) w.check();
-      act(chosen, req, res);
+      const ended = () => {
+        received.arrivalsWhenAnswered ??= requests.length;
+      };
+      // A request whose sender went away (its connection closed) is not in flight any more either.
+      res.once("close", ended);
+      act(chosen, req, res, ended);
     });
   };
 
-  const act = (b: Behaviour, req: IncomingMessage, res: ServerResponse) => {
+  const act = (b: Behaviour, req: IncomingMessage, res: ServerResponse, ended: () => void) => {
     const socket = req.socket;
     switch (b.kind) {
       case "reset":
+        ended();
         // A TLS socket has no TCP handle of its own: reset the TCP socket underneath.
         (rawSockets.get(socket) ?? socket).resetAndDestroy();
         return;
       case "close":
+        ended();
         socket.destroySoon();
         return;
       case "hang":
         return;
       case "respond": {
         const answer = () => {
+          ended();
           if (res.destroyed || socket.destroyed) return;
           const body = b.body === undefined ? Buffer.alloc(0) : Buffer.from(b.body);
           res.writeHead(b.status, { "content-length": String(body.length), ...b.headers });
