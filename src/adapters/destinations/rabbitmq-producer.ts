@@ -2,9 +2,9 @@ import { setImmediate } from "node:timers";
 import { type ChannelModel, type ConfirmChannel, connect, type Message, type Options } from "amqplib";
 import type { SendError } from "../../domain/delivery.ts";
 import { isIpLiteral } from "../delivery/address-policy.ts";
-import { classifyFailure } from "../delivery/classify.ts";
 import { BlockedAddressError, type Resolve, resolveChecked } from "../delivery/guarded-lookup.ts";
 import { withoutSecrets } from "./message-headers.ts";
+import { amqpFailure } from "./rabbitmq-errors.ts";
 
 /** Where and as whom one RabbitMQ destination connects, parsed from its `url` (never with a password). */
 export interface AmqpTarget {
@@ -47,37 +47,6 @@ export interface PublishFailure {
   text: string;
 }
 export type PublishResult = { ok: true; deliveryTag: number } | PublishFailure;
-
-/**
- * Names what went wrong from amqplib's errors: the server's close codes (on the connection's handshake,
- * the connection or the channel, e.g. `Channel closed by server: 404 (NOT-FOUND) with message "..."`),
- * a nack, or a socket failure (classified as an HTTPS delivery's would be).
- */
-export function amqpFailure(err: unknown): SendError {
-  const code = (err as { code?: unknown } | null)?.code;
-  const message = err instanceof Error ? err.message : String(err);
-  const replyCode = typeof code === "number" ? code : Number(/: (\d{3}) \(/.exec(message)?.[1] ?? Number.NaN);
-  if (message === "message nacked") return "broker_rejected";
-  switch (replyCode) {
-    case 403: // ACCESS_REFUSED: the login, or this user's permission on the exchange
-      return "auth_error";
-    case 404: // NOT_FOUND: the exchange
-      return "destination_not_found";
-    case 530: // NOT_ALLOWED: the vhost does not exist, or the user may not use it
-      return /not found/i.test(message) ? "destination_not_found" : "auth_error";
-    case 406: // PRECONDITION_FAILED: a message over max_message_size, or another refusal
-      return /larger than|max(imum)? (message )?size/i.test(message)
-        ? "message_too_large"
-        : "broker_rejected";
-    case 320: // CONNECTION_FORCED: the broker is stopping
-    case 501: // FRAME_ERROR
-    case 505: // UNEXPECTED_FRAME
-    case 541: // INTERNAL_ERROR
-      return "connection_error";
-  }
-  if (Number.isInteger(replyCode)) return "broker_rejected";
-  return classifyFailure(err);
-}
 
 export interface ProducerOptions {
   timeoutMs: number;
@@ -227,7 +196,9 @@ export class RabbitProducer {
   }
 
   private channel(): Promise<ChannelState> {
-    if (this.gone) return Promise.reject(new Error("connection closed"));
+    // A publish that comes after the connection failed to open fails as the opening did (a refused
+    // certificate is a tls_error for each publish, not a connection_error for the later ones).
+    if (this.gone) return Promise.reject(this.connectionError ?? new Error("connection closed"));
     this.channelState ??= this.openChannel().catch((err: unknown) => {
       this.channelState = null;
       throw err;
@@ -237,6 +208,7 @@ export class RabbitProducer {
 
   private async openChannel(): Promise<ChannelState> {
     this.connection ??= this.open().catch((err: unknown) => {
+      this.connectionError ??= err as Error;
       this.markGone();
       throw err;
     });

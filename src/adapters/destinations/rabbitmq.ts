@@ -36,7 +36,7 @@ type Versions = Map<number, RabbitProducer>;
  * Publishes deliveries to RabbitMQ destinations (ADR 27): one connection with one confirm channel per
  * endpoint and version, opened by the first send. A message is stored when the broker acks it and did
  * not return it first (`mandatory`): a return is `unroutable`, a nack `broker_rejected`, a channel the
- * broker closes `destination_not_found` (404) and so on (rabbitmq-producer.ts `amqpFailure`). Every send
+ * broker closes `destination_not_found` (404) and so on (rabbitmq-errors.ts `amqpFailure`). Every send
  * races `timeoutMs`; a producer whose send timed out is retired (closed once its other sends settle) and
  * the next send opens a new one. Never throws.
  */

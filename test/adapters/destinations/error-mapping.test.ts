@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { withoutSecrets } from "../../../src/adapters/destinations/message-headers.ts";
-import { amqpFailure, amqpTarget } from "../../../src/adapters/destinations/rabbitmq-producer.ts";
+import { amqpFailure } from "../../../src/adapters/destinations/rabbitmq-errors.ts";
+import { amqpTarget } from "../../../src/adapters/destinations/rabbitmq-producer.ts";
 import { createSqsSender } from "../../../src/adapters/destinations/sqs.ts";
 import type { HttpPost } from "../../../src/adapters/destinations/sqs-http.ts";
 import {
