@@ -206,6 +206,11 @@ export function lockOf(sql: Sql, key: PendingQuery<Row[]>) {
     AND l.classid = ((${key} >> 32) & 4294967295)::oid AND l.objid = (${key} & 4294967295)::oid`;
 }
 
+/** Whether the advisory lock of bigint `key` (an SQL fragment) is granted to any session (lockOf). */
+export function keyGranted(sql: Sql, key: PendingQuery<Row[]>) {
+  return sql`EXISTS (SELECT 1 FROM pg_locks l WHERE ${lockOf(sql, key)})`;
+}
+
 /**
  * Columns for a statement's select list: `proof`, whether the carried proof's key is granted, and its
  * heartbeat sent; nothing when none is carried. Uncorrelated, each runs once however many rows.
@@ -214,5 +219,5 @@ export function proofColumns(sql: Sql, proof: CarriedProof | null) {
   if (proof === null) return sql``;
   const beat =
     proof.beat === null ? sql`` : sql`, (SELECT pg_notify(${CACHE_CHANNEL}, ${proof.beat}))::text AS beat`;
-  return sql`, EXISTS (SELECT 1 FROM pg_locks l WHERE ${lockOf(sql, sql`${proof.key}::bigint`)}) AS proof${beat}`;
+  return sql`, ${keyGranted(sql, sql`${proof.key}::bigint`)} AS proof${beat}`;
 }

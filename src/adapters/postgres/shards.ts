@@ -1,6 +1,6 @@
 import type { PendingQuery, Row, Sql } from "postgres";
 import type { Liveness, ShardLease, ShardRepository } from "../../app/ports/shards.ts";
-import { type Heartbeats, lockOf, ProcessLocks, type ProofCarrier } from "./process-lock.ts";
+import { type Heartbeats, keyGranted, ProcessLocks, type ProofCarrier } from "./process-lock.ts";
 import { CACHE_CHANNEL } from "./read-cache.ts";
 import { ints, texts, times } from "./rows/arrays.ts";
 import { leaseFromRow, type ShardLeaseRow } from "./rows/shards.ts";
@@ -157,7 +157,7 @@ export class PostgresShards implements ShardRepository {
       key === null
         ? sql``
         : sql`UNION ALL SELECT NULL, NULL, NULL, NULL, NULL,
-            EXISTS (SELECT 1 FROM pg_locks l WHERE ${lockOf(sql, sql`${key}::bigint`)}),
+            ${keyGranted(sql, sql`${key}::bigint`)},
             ${beat === null ? sql`NULL` : sql`pg_notify(${CACHE_CHANNEL}, ${beat})::text`}`;
     const rows = await sql<(ShardLeaseRow & { live_id: string | null; mine: boolean | null })[]>`
       SELECT * FROM (
@@ -188,7 +188,7 @@ export class PostgresShards implements ShardRepository {
     const sql = this.sql;
     const locked =
       this.liveness === "session"
-        ? sql`AND (p.lock_key IS NULL OR EXISTS (SELECT 1 FROM pg_locks l WHERE ${lockOf(sql, sql`p.lock_key`)}))`
+        ? sql`AND (p.lock_key IS NULL OR ${keyGranted(sql, sql`p.lock_key`)})`
         : sql``;
     return sql`p.expires_at > ${now} ${locked}`;
   }

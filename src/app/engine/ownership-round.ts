@@ -79,8 +79,9 @@ export function ownershipRound(
       }
     }
     if (deps.stopped()) return;
-    const members = [...new Set([...live, processId])].sort().join(" ");
-    if (assigned?.members !== members) assigned = { members, wanted: assignShards([...live, processId]) };
+    const members = [...new Set([...live, processId])].sort();
+    const key = members.join(" ");
+    if (assigned?.members !== key) assigned = { members: key, wanted: assignShards(members) };
     const wanted = assigned.wanted;
     for (const [shard] of leases.entries()) if (wanted.get(shard) !== processId) giveBack(shard);
     const tries = planTakeovers({
